@@ -2,6 +2,10 @@
 //!
 //! # Layout
 //! - [`sim`]: the pure simulator, at exact parity with the reference environment.
+//! - [`golden`]: reading the reference's golden data and replaying it through [`sim`].
 #![warn(missing_docs)]
 
+pub mod cli;
+pub mod eval;
+pub mod golden;
 pub mod sim;

@@ -4,8 +4,22 @@
 //! (`../shared/reference/ENV_SPEC.md`), quirks included, and is checked against the
 //! reference's golden trajectories.
 
+pub mod action;
 pub mod block;
+pub mod config;
 pub mod coords;
+pub mod env;
+pub mod inventory;
+pub mod mask;
+pub mod obs;
+pub mod pyhash;
+pub mod state;
+pub mod viewpoint;
 
+pub use action::{Action, ActionType, FlatLayout};
 pub use block::{BlockId, Blocks, NUM_BLOCKS};
+pub use config::Config;
 pub use coords::{Cell, CellIndex, PlayerId, PlayerPos, WorldSize};
+pub use env::{Env, StepInfo, StepOutcome};
+pub use obs::Observation;
+pub use state::EnvState;

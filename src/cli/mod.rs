@@ -1,0 +1,63 @@
+//! The `mbag` command line. The only place (with `main.rs`) that uses `anyhow`.
+
+mod verify;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+/// mbag: the Minecraft Building Assistance Game, fast and exact.
+///
+/// mbag simulates MBAG (the game of the AssistanceZero paper) at parity with the
+/// reference Python environment. Start with `mbag demo` to watch a simulated episode,
+/// or `mbag verify-golden ../shared/reference/golden/episodes` to check parity.
+#[derive(Debug, Parser)]
+#[command(name = "mbag", version, propagate_version = true)]
+pub struct Cli {
+    /// More log output (-v info, -vv debug, -vvv trace). RUST_LOG overrides it.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Replay the reference's golden episodes and report the first mismatch of each.
+    ///
+    /// Every recorded reward, info, state, observation, action mask and viewpoint
+    /// search is compared. Prints one line per failing episode and a last line
+    /// `N passed, M failed`; the exit status is 1 if any failed.
+    ///
+    /// Example: mbag verify-golden ../shared/reference/golden/episodes
+    VerifyGolden(verify::VerifyArgs),
+}
+
+impl Cli {
+    /// Runs the parsed command; returns the process exit code.
+    pub fn run(self) -> anyhow::Result<u8> {
+        init_logging(self.verbose);
+        match self.command {
+            Command::VerifyGolden(args) => verify::run(args),
+        }
+    }
+}
+
+fn init_logging(verbose: u8) {
+    let level = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level))
+        .format_timestamp_millis()
+        .init();
+}
+
+/// The default location of the shared reference data, beside the project root.
+pub fn shared_dir() -> PathBuf {
+    PathBuf::from("../shared")
+}

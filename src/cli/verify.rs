@@ -1,0 +1,55 @@
+//! `mbag verify-golden`.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+
+use crate::golden::episode::replay;
+use crate::golden::format::{GoldenEpisode, collect_episode_files};
+
+/// Arguments of `mbag verify-golden`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Golden episode files (`*.jsonl.gz`) or folders holding them.
+    #[arg(required_unless_present = "goal_transforms")]
+    pub paths: Vec<PathBuf>,
+    /// Check a goal-transform case file (`goal_transforms.json.gz`) instead.
+    #[arg(long, value_name = "FILE")]
+    pub goal_transforms: Option<PathBuf>,
+}
+
+/// Runs the check; exit code 1 if anything failed.
+pub fn run(args: VerifyArgs) -> anyhow::Result<u8> {
+    if let Some(file) = args.goal_transforms {
+        anyhow::bail!(
+            "goal-transform verification of {} is not available in this build yet",
+            file.display()
+        );
+    }
+    let files = collect_episode_files(&args.paths).context("listing golden episodes")?;
+    if files.is_empty() {
+        anyhow::bail!("no golden episode files (*.jsonl.gz) found in the given paths");
+    }
+    let (mut passed, mut failed) = (0usize, 0usize);
+    for file in &files {
+        let result = GoldenEpisode::read(file).and_then(|ep| replay(&ep));
+        match result {
+            Ok(report) if report.passed() => {
+                log::info!("{}: {} steps match", report.episode_id, report.steps);
+                passed += 1;
+            }
+            Ok(report) => {
+                let m = report.mismatch.expect("a failed report has a mismatch");
+                println!("FAIL {}: {m}", report.episode_id);
+                failed += 1;
+            }
+            Err(e) => {
+                println!("FAIL {}: {e}", file.display());
+                failed += 1;
+            }
+        }
+    }
+    println!("{passed} passed, {failed} failed");
+    Ok(u8::from(failed > 0))
+}

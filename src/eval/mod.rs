@@ -1,0 +1,5 @@
+//! Evaluation: episode metrics with the reference's definitions.
+
+pub mod metrics;
+
+pub use metrics::{EpisodeMetrics, PlayerMetrics};

@@ -1,0 +1,926 @@
+//! The environment: reset and step, orchestrating the rules of the other modules
+//! (ENV_SPEC sections 3, 5, 7 and 8).
+
+use super::action::{Action, ActionType, FlatLayout};
+use super::block::{BlockId, Blocks};
+use super::config::{Config, RewardValues};
+use super::coords::{Cell, CellIndex, PlayerId, PlayerPos, WorldSize};
+use super::inventory::{Inventory, Slot};
+use super::obs::{CURRENT_PLAYER, Observation, WorldChannel};
+use super::pyhash::{PyRandom, hash_bytes_int_tuple};
+use super::state::{EnvState, GoalMatch, NO_INTERACTION, cell_similarity};
+use super::viewpoint::{self, Candidate, Interaction, SearchWorld};
+
+/// Most blocks one GIVE moves.
+pub const BLOCKS_TO_GIVE: i32 = 5;
+
+/// What a player's action did, as the reference's per-player info dict.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepInfo {
+    /// Matching cells after all actions of the step (no partial credit).
+    pub goal_similarity: f64,
+    /// This player's goal percentage after all actions (partial credit).
+    pub goal_percentage: f64,
+    /// Reward that depends on the goal.
+    pub goal_dependent_reward: f64,
+    /// Reward that does not (noop/action/get_resources).
+    pub goal_independent_reward: f64,
+    /// `goal_dependent_reward + goal_independent_reward`.
+    pub own_reward: f64,
+    /// The player's `own_reward_prop` now.
+    pub own_reward_prop: f64,
+    /// The action processed (after timestep_skip replacement).
+    pub attempted_action: Action,
+    /// The action that took effect: `attempted_action`, or NOOP if it did nothing.
+    pub action: Action,
+    /// A successful place/break that moved the world towards the goal.
+    pub action_correct: bool,
+}
+
+impl StepInfo {
+    fn idle(goal_similarity: f64, goal_percentage: f64, own_reward_prop: f64) -> Self {
+        Self {
+            goal_similarity,
+            goal_percentage,
+            goal_dependent_reward: 0.0,
+            goal_independent_reward: 0.0,
+            own_reward: 0.0,
+            own_reward_prop,
+            attempted_action: Action::NOOP,
+            action: Action::NOOP,
+            action_correct: false,
+        }
+    }
+}
+
+/// One viewpoint search run by the env (recorded only when tracing is on).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlaceBreakAttempt {
+    /// Who acted.
+    pub player: PlayerId,
+    /// Place or break.
+    pub kind: Interaction,
+    /// The target cell.
+    pub location: Cell,
+    /// How many (viewpoint, click) candidates the search found.
+    pub num_candidates: usize,
+    /// With candidates: the chosen index, the hash seed and the candidate.
+    pub chosen: Option<(usize, i64, Candidate)>,
+}
+
+/// The result of one step, for every player.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct StepOutcome {
+    /// Reward returned to each player.
+    pub rewards: Vec<f64>,
+    /// Whether the episode ended (the same for everyone).
+    pub done: bool,
+    /// Per-player infos.
+    pub infos: Vec<StepInfo>,
+}
+
+/// A step that cannot be taken.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StepError {
+    /// One action per player is required.
+    #[error("step needs one action per player: got {got} actions for {expected} players")]
+    WrongActionCount {
+        /// Number of players.
+        expected: usize,
+        /// Number of actions given.
+        got: usize,
+    },
+}
+
+/// Two players' markers landed on one cell of an observation.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("players overlap at {cell} in {observer}'s observation")]
+pub struct PlayersOverlapping {
+    /// Whose observation.
+    pub observer: PlayerId,
+    /// Where.
+    pub cell: Cell,
+}
+
+/// The MBAG environment.
+#[derive(Clone, Debug)]
+pub struct Env {
+    config: Config,
+    size: WorldSize,
+    layout: FlatLayout,
+    global_timestep: u64,
+    rewards: Vec<RewardValues>,
+    goal: Blocks,
+    state: EnvState,
+    goal_match: GoalMatch,
+    initial_goal_similarities: Vec<f64>,
+    is_first_episode: bool,
+    any_step_since_reset: bool,
+    trace: Option<Vec<PlaceBreakAttempt>>,
+    outcome: StepOutcome,
+    /// Reused buffer for the processing order of a step.
+    order: Vec<usize>,
+}
+
+/// The search's view of the env in walking mode: other players' feet and head
+/// cells are obstacles.
+struct WalkingWorld<'a> {
+    blocks: &'a Blocks,
+    others: &'a [(i32, i32, i32)],
+}
+
+impl SearchWorld for WalkingWorld<'_> {
+    fn size(&self) -> WorldSize {
+        self.blocks.size()
+    }
+    #[inline]
+    fn is_air(&self, x: i32, y: i32, z: i32) -> bool {
+        self.blocks.get(Cell::new(x, y, z)).is_air()
+    }
+    #[inline]
+    fn is_obstacle_player(&self, x: i32, y: i32, z: i32) -> bool {
+        self.others
+            .iter()
+            .any(|&(ox, oy, oz)| x == ox && z == oz && (y == oy || y == oy + 1))
+    }
+}
+
+/// The search's view in teleportation mode: players are never obstacles.
+struct TeleportWorld<'a>(&'a Blocks);
+
+impl SearchWorld for TeleportWorld<'_> {
+    fn size(&self) -> WorldSize {
+        self.0.size()
+    }
+    #[inline]
+    fn is_air(&self, x: i32, y: i32, z: i32) -> bool {
+        self.0.get(Cell::new(x, y, z)).is_air()
+    }
+    #[inline]
+    fn is_obstacle_player(&self, _: i32, _: i32, _: i32) -> bool {
+        false
+    }
+}
+
+impl Env {
+    /// An environment for a config, holding an all-air goal until the first reset.
+    pub fn new(config: Config) -> Self {
+        let size = config.world_size;
+        let num_players = config.num_players;
+        let rewards = config
+            .players
+            .iter()
+            .map(|p| p.rewards.values_at(0))
+            .collect();
+        let blocks = Blocks::initial_world(size);
+        let goal = Blocks::air(size);
+        let goal_match = GoalMatch::count(&blocks, &goal);
+        Self {
+            layout: FlatLayout::new(size, config.abilities),
+            size,
+            global_timestep: 0,
+            rewards,
+            goal,
+            state: EnvState {
+                blocks,
+                last_interacted: vec![NO_INTERACTION; size.num_cells()],
+                player_positions: vec![PlayerPos::default(); num_players],
+                inventories: vec![Inventory::default(); num_players],
+                timestep: 0,
+                timesteps_with_no_progress: 0,
+                maximum_goal_percentages: vec![0.0; num_players],
+            },
+            goal_match,
+            initial_goal_similarities: vec![0.0; num_players],
+            is_first_episode: true,
+            any_step_since_reset: true,
+            trace: None,
+            outcome: StepOutcome {
+                rewards: vec![0.0; num_players],
+                done: false,
+                infos: vec![StepInfo::idle(0.0, 0.0, 0.0); num_players],
+            },
+            order: Vec::with_capacity(num_players),
+            config,
+        }
+    }
+
+    /// The config.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The world size.
+    pub fn size(&self) -> WorldSize {
+        self.size
+    }
+
+    /// The number of players.
+    pub fn num_players(&self) -> usize {
+        self.config.num_players
+    }
+
+    /// The flat action layout of this config.
+    pub fn layout(&self) -> &FlatLayout {
+        &self.layout
+    }
+
+    /// The goal (world-sized, including the unchanged border and the palette).
+    pub fn goal(&self) -> &Blocks {
+        &self.goal
+    }
+
+    /// The current state.
+    pub fn state(&self) -> &EnvState {
+        &self.state
+    }
+
+    /// The palette column `x = W - 1`.
+    pub fn palette_x(&self) -> i32 {
+        self.size.width as i32 - 1
+    }
+
+    /// The global timestep at which reward schedules are evaluated.
+    pub fn global_timestep(&self) -> u64 {
+        self.global_timestep
+    }
+
+    /// Sets the global timestep (the reference's `update_global_timestep`).
+    pub fn set_global_timestep(&mut self, t: u64) {
+        self.global_timestep = t;
+        self.rewards = self
+            .config
+            .players
+            .iter()
+            .map(|p| p.rewards.values_at(t))
+            .collect();
+    }
+
+    /// Per player, the partial-credit similarity at reset.
+    pub fn initial_goal_similarities(&self) -> &[f64] {
+        &self.initial_goal_similarities
+    }
+
+    /// Turns the recording of viewpoint searches on or off. With it on, walking-mode
+    /// searches enumerate every candidate (instead of stopping at the first) so the
+    /// counts and choices can be compared with the reference.
+    pub fn set_tracing(&mut self, on: bool) {
+        self.trace = on.then(Vec::new);
+    }
+
+    /// The viewpoint searches of the last step (empty unless tracing).
+    pub fn place_break_attempts(&self) -> &[PlaceBreakAttempt] {
+        self.trace.as_deref().unwrap_or(&[])
+    }
+
+    /// Whether the next reset generates a new goal (the reference keeps the goal when
+    /// reset twice without a step in between).
+    pub fn needs_new_goal(&self) -> bool {
+        self.any_step_since_reset
+    }
+
+    /// Resets the episode around `goal` (already placed in a world-sized grid, see
+    /// [`place_goal`]). `rng` draws the random first-episode length and random start
+    /// positions when the config asks for them.
+    pub fn reset_with_goal(&mut self, goal: Blocks, rng: &mut impl rand::Rng) {
+        assert_eq!(goal.size(), self.size, "goal must be world-sized");
+        let timestep = if self.is_first_episode && self.config.randomize_first_episode_length {
+            rng.random_range(0..self.config.horizon.max(1))
+        } else {
+            0
+        };
+        self.goal = goal;
+        self.any_step_since_reset = false;
+        let blocks = Blocks::initial_world(self.size);
+        let positions = self.start_positions(&blocks, rng);
+        let mut inventories = vec![Inventory::default(); self.num_players()];
+        if self.config.abilities.inf_blocks {
+            // Humans get one of each block for Minecraft's hotbar; it shows in
+            // observations.
+            for (inv, p) in inventories.iter_mut().zip(&self.config.players) {
+                if p.is_human {
+                    for b in BlockId::PLACEABLE {
+                        inv.set_slot(usize::from(b.0), Slot { block: b, count: 1 });
+                    }
+                }
+            }
+        }
+        let state = EnvState {
+            blocks,
+            last_interacted: vec![NO_INTERACTION; self.size.num_cells()],
+            player_positions: positions,
+            inventories,
+            timestep,
+            timesteps_with_no_progress: 0,
+            maximum_goal_percentages: vec![0.0; self.num_players()],
+        };
+        self.restore_episode_start(state);
+    }
+
+    /// Restores a recorded episode start: goal, state and global timestep, then the
+    /// derived quantities (palette copy, initial similarities, maximum percentages).
+    pub fn restore(&mut self, goal: Blocks, state: EnvState) {
+        assert_eq!(goal.size(), self.size, "goal must be world-sized");
+        self.goal = goal;
+        self.any_step_since_reset = false;
+        self.restore_episode_start(state);
+    }
+
+    fn restore_episode_start(&mut self, mut state: EnvState) {
+        if !self.config.abilities.inf_blocks {
+            copy_palette(&mut state.blocks, &self.goal, self.palette_x());
+        }
+        self.goal_match = GoalMatch::count(&state.blocks, &self.goal);
+        self.state = state;
+        self.initial_goal_similarities = (0..self.num_players())
+            .map(|p| {
+                self.goal_match
+                    .partial_similarity(self.rewards[p].place_wrong)
+            })
+            .collect();
+        self.state.maximum_goal_percentages = (0..self.num_players())
+            .map(|p| self.goal_percentage(p))
+            .collect();
+        self.state.timesteps_with_no_progress = 0;
+        if let Some(trace) = &mut self.trace {
+            trace.clear();
+        }
+    }
+
+    /// Replaces the state mid-episode (e.g. to continue a search from a snapshot),
+    /// keeping the goal and the initial similarities.
+    pub fn set_state(&mut self, state: EnvState) {
+        self.goal_match = GoalMatch::count(&state.blocks, &self.goal);
+        self.state = state;
+    }
+
+    fn start_positions(&self, blocks: &Blocks, rng: &mut impl rand::Rng) -> Vec<PlayerPos> {
+        let size = self.size;
+        if !self.config.random_start_locations {
+            return (0..self.num_players())
+                .map(|i| {
+                    PlayerPos::new(
+                        (i % size.width) as f64 + 0.5,
+                        2.0,
+                        (i / size.width) as f64 + 0.5,
+                    )
+                })
+                .collect();
+        }
+        let mut placed: Vec<PlayerPos> = Vec::with_capacity(self.num_players());
+        for _ in 0..self.num_players() {
+            loop {
+                let pos = PlayerPos::new(
+                    rng.random_range(0..size.width) as f64 + 0.5,
+                    rng.random_range(0..size.height) as f64,
+                    rng.random_range(0..size.depth) as f64 + 0.5,
+                );
+                if is_valid_player_space(blocks, pos, &placed, None) {
+                    placed.push(pos);
+                    break;
+                }
+            }
+        }
+        placed
+    }
+
+    /// Player `p`'s goal percentage on the current world.
+    pub fn goal_percentage(&self, p: usize) -> f64 {
+        let s = self
+            .goal_match
+            .partial_similarity(self.rewards[p].place_wrong);
+        let s0 = self.initial_goal_similarities[p];
+        (s - s0) / (self.size.num_cells() as f64 - s0)
+    }
+
+    /// Matching cells of the current world (no partial credit).
+    pub fn goal_similarity(&self) -> f64 {
+        self.goal_match.similarity()
+    }
+
+    /// Whether the world equals the goal (ids and states).
+    pub fn goal_completed(&self) -> bool {
+        self.goal_match.matching == self.size.num_cells()
+            && self.state.blocks.states() == self.goal.states()
+    }
+
+    /// Per-player infos of a fresh reset.
+    pub fn reset_infos(&self) -> Vec<StepInfo> {
+        (0..self.num_players())
+            .map(|p| {
+                StepInfo::idle(
+                    self.goal_similarity(),
+                    self.goal_percentage(p),
+                    self.rewards[p].own_reward_prop,
+                )
+            })
+            .collect()
+    }
+
+    /// Takes one step with one action per player.
+    pub fn step(&mut self, actions: &[Action]) -> Result<&StepOutcome, StepError> {
+        let n = self.num_players();
+        if actions.len() != n {
+            return Err(StepError::WrongActionCount {
+                expected: n,
+                got: actions.len(),
+            });
+        }
+        if let Some(trace) = &mut self.trace {
+            trace.clear();
+        }
+        // GIVE actions go first; otherwise players act in index order.
+        let mut order = std::mem::take(&mut self.order);
+        order.clear();
+        for gives in [true, false] {
+            order.extend((0..n).filter(|&p| (actions[p].kind == ActionType::GiveBlock) == gives));
+        }
+        let mut total_reward = 0.0;
+        for &p in &order {
+            let skip = u64::from(self.config.players[p].timestep_skip);
+            let action = if self.state.timestep.is_multiple_of(skip) {
+                actions[p]
+            } else {
+                Action::NOOP
+            };
+            let info = self.step_player(p, action);
+            total_reward += info.own_reward;
+            self.outcome.infos[p] = info;
+        }
+        self.order = order;
+        let similarity = self.goal_similarity();
+        for p in 0..n {
+            self.outcome.infos[p].goal_similarity = similarity;
+            self.outcome.infos[p].goal_percentage = self.goal_percentage(p);
+        }
+        self.state.timestep += 1;
+        if !self.config.abilities.inf_blocks {
+            self.repair_palette();
+        }
+        self.state.timesteps_with_no_progress += 1;
+        for p in 0..n {
+            let pct = self.outcome.infos[p].goal_percentage;
+            if pct > self.state.maximum_goal_percentages[p] {
+                self.state.maximum_goal_percentages[p] = pct;
+                self.state.timesteps_with_no_progress = 0;
+            }
+        }
+        for p in 0..n {
+            let a = self.rewards[p].own_reward_prop;
+            let own_reward = self.outcome.infos[p].own_reward;
+            self.outcome.rewards[p] = a * own_reward + (1.0 - a) * total_reward;
+        }
+        let done = self.is_done();
+        self.outcome.done = done;
+        if done {
+            self.is_first_episode = false;
+        }
+        self.any_step_since_reset = true;
+        Ok(&self.outcome)
+    }
+
+    fn is_done(&self) -> bool {
+        let mut done = self.state.timestep >= self.config.horizon;
+        if self.config.terminate_on_goal_completion {
+            done = done || self.goal_completed();
+        }
+        if let Some(limit) = self.config.truncate_on_no_progress_timesteps {
+            done = done || self.state.timesteps_with_no_progress >= limit;
+        }
+        done
+    }
+
+    /// Copies the palette column back from the goal if anything in it changed.
+    fn repair_palette(&mut self) {
+        let x = self.palette_x() as usize;
+        let slice = self.size.height * self.size.depth;
+        let range = x * slice..(x + 1) * slice;
+        if self.state.blocks.ids()[range.clone()] == self.goal.ids()[range.clone()] {
+            return;
+        }
+        for i in range {
+            let idx = CellIndex(i as u32);
+            let before = self.state.blocks.id_at(idx);
+            let after = self.goal.id_at(idx);
+            self.goal_match.update(&self.goal, idx, before, after);
+            self.state.blocks.ids_mut()[i] = after.0;
+            self.state.blocks.states_mut()[i] = self.goal.states()[i];
+        }
+    }
+
+    fn step_player(&mut self, p: usize, action: Action) -> StepInfo {
+        let rewards = self.rewards[p];
+        let mut goal_dependent = 0.0;
+        let mut goal_independent = 0.0;
+        let mut action_correct = false;
+        let abilities = self.config.abilities;
+        let noop = match action.kind {
+            ActionType::Noop => true,
+            ActionType::PlaceBlock | ActionType::BreakBlock => {
+                let cell = action.cell(self.size);
+                let prev = self.state.blocks.id_at(action.location);
+                let palette_break = action.kind == ActionType::BreakBlock
+                    && cell.x == self.palette_x()
+                    && !abilities.inf_blocks;
+                let types_before = if palette_break {
+                    self.state.inventories[p].num_types_held()
+                } else {
+                    0
+                };
+                let noop = !self.place_break(p, action, cell);
+                if palette_break {
+                    let types_after = self.state.inventories[p].num_types_held();
+                    goal_independent +=
+                        (types_after as f64 - types_before as f64) * rewards.get_resources;
+                } else {
+                    let goal = self.goal.id_at(action.location);
+                    let new = self.state.blocks.id_at(action.location);
+                    goal_dependent += cell_similarity(new, goal, rewards.place_wrong)
+                        - cell_similarity(prev, goal, rewards.place_wrong);
+                    action_correct = match action.kind {
+                        ActionType::PlaceBlock => goal_dependent > 0.0,
+                        _ => goal_dependent >= 0.0,
+                    };
+                    if !noop && !action_correct {
+                        goal_dependent += rewards.incorrect_action;
+                    }
+                }
+                noop
+            }
+            kind if kind.is_move() => abilities.teleportation || !self.try_move(p, kind),
+            ActionType::GiveBlock => abilities.inf_blocks || self.give(p, action) == 0,
+            _ => unreachable!("every action type is handled above"),
+        };
+        goal_independent += if noop { rewards.noop } else { rewards.action };
+        StepInfo {
+            goal_similarity: 0.0,
+            goal_percentage: 0.0,
+            goal_dependent_reward: goal_dependent,
+            goal_independent_reward: goal_independent,
+            own_reward: goal_dependent + goal_independent,
+            own_reward_prop: rewards.own_reward_prop,
+            attempted_action: action,
+            action: if noop { Action::NOOP } else { action },
+            action_correct: action_correct && !noop,
+        }
+    }
+
+    /// Places or breaks; returns whether it happened (ENV_SPEC 5.3).
+    fn place_break(&mut self, p: usize, action: Action, cell: Cell) -> bool {
+        let inf_blocks = self.config.abilities.inf_blocks;
+        let place = action.kind == ActionType::PlaceBlock;
+        let broken = self.state.blocks.id_at(action.location);
+        if !inf_blocks {
+            let inv = &self.state.inventories[p];
+            let ok = if place {
+                inv.count(action.block) >= 1
+            } else {
+                inv.has_room_for(broken, 1)
+            };
+            if !ok {
+                return false;
+            }
+        }
+        let new_block = if place { action.block } else { BlockId::AIR };
+        let is_human = self.config.players[p].is_human;
+        let kind = if place {
+            Interaction::Place
+        } else {
+            Interaction::Break
+        };
+        if self.config.abilities.teleportation {
+            if !self.cheap_checks_pass(place, broken, action.block) {
+                return false;
+            }
+            let candidates =
+                viewpoint::candidates(&TeleportWorld(&self.state.blocks), kind, cell, None);
+            if candidates.is_empty() {
+                self.record_attempt(p, kind, cell, 0, None);
+                return false;
+            }
+            self.set_block(action.location, new_block);
+            let (index, seed) = self.choose_candidate(candidates.len());
+            let chosen = candidates[index];
+            self.record_attempt(p, kind, cell, candidates.len(), Some((index, seed, chosen)));
+            let [x, y, z] = chosen.feet();
+            self.state.player_positions[p] = PlayerPos::new(x, y, z);
+        } else {
+            if self.collides_with_other_player(p, cell) {
+                return false;
+            }
+            if !is_human {
+                if !self.cheap_checks_pass(place, broken, action.block) {
+                    return false;
+                }
+                let others: Vec<(i32, i32, i32)> = self
+                    .state
+                    .player_positions
+                    .iter()
+                    .enumerate()
+                    .filter(|&(q, _)| q != p)
+                    .map(|(_, o)| (o.x as i32, o.y as i32, o.z as i32))
+                    .collect();
+                let world = WalkingWorld {
+                    blocks: &self.state.blocks,
+                    others: &others,
+                };
+                let me = self.state.player_positions[p];
+                let feet = Some([me.x, me.y, me.z]);
+                if self.trace.is_some() {
+                    let candidates = viewpoint::candidates(&world, kind, cell, feet);
+                    if candidates.is_empty() {
+                        self.record_attempt(p, kind, cell, 0, None);
+                        return false;
+                    }
+                    self.set_block(action.location, new_block);
+                    let (index, seed) = self.choose_candidate(candidates.len());
+                    let chosen = candidates[index];
+                    self.record_attempt(
+                        p,
+                        kind,
+                        cell,
+                        candidates.len(),
+                        Some((index, seed, chosen)),
+                    );
+                } else {
+                    if !viewpoint::any_candidate(&world, kind, cell, feet) {
+                        return false;
+                    }
+                    self.set_block(action.location, new_block);
+                }
+            } else {
+                // Humans' edits in walking mode always succeed: Minecraft already
+                // checked them.
+                self.set_block(action.location, new_block);
+            }
+        }
+        self.state.last_interacted[action.location.get()] = p as i8;
+        if !inf_blocks {
+            let inv = &mut self.state.inventories[p];
+            let done = if place {
+                inv.try_take(action.block, 1)
+            } else {
+                inv.try_give(broken, 1)
+            };
+            debug_assert!(done, "inventory precheck passed");
+        }
+        true
+    }
+
+    /// The checks before any search: place only into air and only placeable blocks;
+    /// break only breakable blocks.
+    fn cheap_checks_pass(&self, place: bool, current: BlockId, block: BlockId) -> bool {
+        if place {
+            current.is_air() && block.is_placeable()
+        } else {
+            current.is_breakable()
+        }
+    }
+
+    fn choose_candidate(&self, n: usize) -> (usize, i64) {
+        let seed = hash_bytes_int_tuple(self.state.blocks.ids(), self.state.timestep);
+        (PyRandom::new(seed).choice_index(n), seed)
+    }
+
+    fn record_attempt(
+        &mut self,
+        p: usize,
+        kind: Interaction,
+        location: Cell,
+        num_candidates: usize,
+        chosen: Option<(usize, i64, Candidate)>,
+    ) {
+        if let Some(trace) = &mut self.trace {
+            trace.push(PlaceBreakAttempt {
+                player: PlayerId(p),
+                kind,
+                location,
+                num_candidates,
+                chosen,
+            });
+        }
+    }
+
+    fn set_block(&mut self, i: CellIndex, id: BlockId) {
+        let before = self.state.blocks.id_at(i);
+        self.goal_match.update(&self.goal, i, before, id);
+        self.state.blocks.set_at(i, id);
+    }
+
+    /// Whether `cell` is the feet or head cell of a player other than `p` (the
+    /// reference compares floats: `x == ox - 0.5`).
+    fn collides_with_other_player(&self, p: usize, cell: Cell) -> bool {
+        self.state
+            .player_positions
+            .iter()
+            .enumerate()
+            .any(|(q, o)| q != p && occupies(*o, cell, false))
+    }
+
+    fn try_move(&mut self, p: usize, kind: ActionType) -> bool {
+        let (dx, dy, dz) = kind.move_delta().expect("a move");
+        let me = self.state.player_positions[p];
+        // The reference snaps with int() (truncation) before moving.
+        let target = PlayerPos::new(
+            me.x.trunc() + 0.5 + f64::from(dx),
+            me.y.trunc() + f64::from(dy),
+            me.z.trunc() + 0.5 + f64::from(dz),
+        );
+        let ignore_others = self.config.players[p].is_human;
+        let others: &[PlayerPos] = if ignore_others {
+            &[]
+        } else {
+            &self.state.player_positions
+        };
+        if !is_valid_player_space(&self.state.blocks, target, others, Some(p)) {
+            return false;
+        }
+        self.state.player_positions[p] = target;
+        true
+    }
+
+    /// Gives blocks; returns how many moved (0 = no-op) (ENV_SPEC 5.5).
+    fn give(&mut self, giver: usize, action: Action) -> i32 {
+        let cell = action.cell(self.size);
+        let recipient_pos = PlayerPos::centred_in(cell);
+        let giver_is_human = self.config.players[giver].is_human;
+        let g = self.state.player_positions[giver];
+        if !giver_is_human
+            && !self.config.abilities.teleportation
+            && ((g.x - recipient_pos.x).abs() > 1.0
+                || (g.y - recipient_pos.y).abs() > 1.0
+                || (g.z - recipient_pos.z).abs() > 1.0)
+        {
+            return 0;
+        }
+        let Some(recipient) = self.state.player_positions.iter().position(|q| {
+            (q.x - recipient_pos.x).abs() < 0.5
+                && (q.y - recipient_pos.y).abs() < 0.5
+                && (q.z - recipient_pos.z).abs() < 0.5
+        }) else {
+            return 0;
+        };
+        if recipient == giver {
+            return 0;
+        }
+        let n = if giver_is_human {
+            1
+        } else {
+            BLOCKS_TO_GIVE.min(self.state.inventories[giver].count(action.block))
+        };
+        let ok = self.state.inventories[giver].count(action.block) >= n
+            && self.state.inventories[recipient].has_room_for(action.block, n);
+        if !ok {
+            return 0;
+        }
+        self.state.inventories[giver].try_take(action.block, n);
+        self.state.inventories[recipient].try_give(action.block, n);
+        n
+    }
+
+    /// Writes player `p`'s observation into `obs`.
+    pub fn observe(&self, p: usize, obs: &mut Observation) -> Result<(), PlayersOverlapping> {
+        let n = self.size.num_cells();
+        debug_assert_eq!(obs.size(), self.size);
+        let blocks = &self.state.blocks;
+        obs.world[..n].copy_from_slice(blocks.ids());
+        obs.world[n..2 * n].copy_from_slice(blocks.states());
+        if self.config.players[p].goal_visible {
+            obs.world[2 * n..3 * n].copy_from_slice(self.goal.ids());
+            obs.world[3 * n..4 * n].copy_from_slice(self.goal.states());
+        } else {
+            obs.world[2 * n..4 * n].fill(0);
+        }
+        let markers = self.markers_for(p);
+        let locations = obs.channel_mut(WorldChannel::PlayerLocations);
+        locations.fill(0);
+        if !self.config.abilities.teleportation {
+            let check = self.config.check_for_overlapping_players
+                && !self.config.malmo.use_malmo
+                && !self.config.players.iter().any(|q| q.is_human);
+            let order = (0..self.num_players()).filter(|&q| q != p).chain([p]);
+            for q in order {
+                let feet = self.state.player_positions[q].feet_cell();
+                let mut cells = [feet, feet.above()];
+                let count = if (feet.y + 1) < self.size.height as i32 {
+                    2
+                } else {
+                    1
+                };
+                for cell in &mut cells[..count] {
+                    let i = self.size.index(*cell).get();
+                    if check && locations[i] != 0 {
+                        return Err(PlayersOverlapping {
+                            observer: PlayerId(p),
+                            cell: *cell,
+                        });
+                    }
+                    locations[i] = markers[q];
+                }
+            }
+        }
+        // Map each player index to its marker; -1 (nobody) stays 0.
+        let mut table = [0u8; 256];
+        for (q, &m) in markers.iter().enumerate() {
+            table[q] = m;
+        }
+        let last = obs.channel_mut(WorldChannel::LastInteracted);
+        for (o, &li) in last.iter_mut().zip(&self.state.last_interacted) {
+            *o = table[li as u8 as usize];
+        }
+        for (row, q) in std::iter::once(p)
+            .chain((0..self.num_players()).filter(|&q| q != p))
+            .enumerate()
+        {
+            let counts = self.state.inventories[q].counts();
+            obs.inventory[row * counts.len()..(row + 1) * counts.len()].copy_from_slice(&counts);
+        }
+        obs.timestep = self.state.timestep as i32;
+        Ok(())
+    }
+
+    /// Markers of every player as seen by `p`: `p` is 1, the others 2, 3, ...
+    fn markers_for(&self, p: usize) -> Vec<u8> {
+        let mut next = 2u8;
+        (0..self.num_players())
+            .map(|q| {
+                if q == p {
+                    CURRENT_PLAYER
+                } else {
+                    next += 1;
+                    next - 1
+                }
+            })
+            .collect()
+    }
+
+    /// A fresh observation buffer of the right size.
+    pub fn new_observation(&self) -> Observation {
+        Observation::new(self.size, self.num_players())
+    }
+}
+
+/// Whether `pos` occupies `cell` as feet or head (or the cell below the feet when
+/// `below_feet`), with the reference's float comparisons.
+fn occupies(pos: PlayerPos, cell: Cell, below_feet: bool) -> bool {
+    let (cx, cy, cz) = (f64::from(cell.x), f64::from(cell.y), f64::from(cell.z));
+    cx == pos.x - 0.5
+        && cz == pos.z - 0.5
+        && (cy == pos.y || cy == pos.y + 1.0 || (below_feet && cy == pos.y - 1.0))
+}
+
+/// Whether a player may stand at `pos`: feet cell in the world, feet and head air
+/// (a head above the world is fine), and (unless `others` is empty) no other player
+/// within one cell vertically in the same column. `me` is skipped in `others`.
+fn is_valid_player_space(
+    blocks: &Blocks,
+    pos: PlayerPos,
+    others: &[PlayerPos],
+    me: Option<usize>,
+) -> bool {
+    let size = blocks.size();
+    let feet = pos.feet_cell();
+    if !size.contains(feet) || !blocks.get(feet).is_air() {
+        return false;
+    }
+    if feet.y < size.height as i32 - 1 && !blocks.get(feet.above()).is_air() {
+        return false;
+    }
+    !others
+        .iter()
+        .enumerate()
+        .any(|(q, o)| Some(q) != me && occupies(*o, feet, true))
+}
+
+/// Copies the palette column `x` (ids and states) from the goal into the world.
+fn copy_palette(world: &mut Blocks, goal: &Blocks, x: i32) {
+    let size = world.size();
+    let slice = size.height * size.depth;
+    let range = x as usize * slice..(x as usize + 1) * slice;
+    world.ids_mut()[range.clone()].copy_from_slice(&goal.ids()[range.clone()]);
+    world.states_mut()[range.clone()].copy_from_slice(&goal.states()[range]);
+}
+
+/// Places a generated goal structure into a world-sized goal: the structure starts at
+/// (1, 1, 1) over the initial world, and in palette mode the palette goes in column
+/// `x = W-1` at `y = 2` (ENV_SPEC 3.1).
+pub fn place_goal(size: WorldSize, structure: &Blocks, inf_blocks: bool) -> Blocks {
+    let mut goal = Blocks::initial_world(size);
+    let s = structure.size();
+    for x in 0..s.width.min(size.width.saturating_sub(1)) {
+        for y in 0..s.height.min(size.height.saturating_sub(1)) {
+            for z in 0..s.depth.min(size.depth.saturating_sub(1)) {
+                let from = Cell::new(x as i32, y as i32, z as i32);
+                let to = from.offset(1, 1, 1);
+                goal.set_with_state(to, structure.get(from), structure.state(from));
+            }
+        }
+    }
+    if !inf_blocks {
+        let x = size.width as i32 - 1;
+        for (z, b) in BlockId::PLACEABLE.iter().enumerate().take(size.depth) {
+            goal.set(Cell::new(x, 2, z as i32), *b);
+        }
+    }
+    goal
+}

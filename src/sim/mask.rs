@@ -1,0 +1,237 @@
+//! Valid-action masks computed from an observation, as the reference's C
+//! implementation does (ENV_SPEC section 10).
+//!
+//! Masks are flat (one bool per flat action of the config's [`FlatLayout`]). Two
+//! variants exist: without line of sight (used by the heuristic agents) and with it
+//! (what the trained networks are masked with).
+
+use super::action::{ActionType, FlatLayout};
+use super::block::{BlockId, NUM_BLOCKS};
+use super::config::Abilities;
+use super::coords::{Cell, WorldSize};
+use super::obs::{CURRENT_PLAYER, NO_ONE, Observation, WorldChannel};
+use super::viewpoint::{self, Interaction, REACH, SearchWorld};
+
+/// The observation as the line-of-sight search sees it: cells marked with another
+/// player are obstacles.
+struct ObservedWorld<'a> {
+    size: WorldSize,
+    blocks: &'a [u8],
+    markers: &'a [u8],
+}
+
+impl ObservedWorld<'_> {
+    #[inline]
+    fn idx(&self, x: i32, y: i32, z: i32) -> usize {
+        (x as usize * self.size.height + y as usize) * self.size.depth + z as usize
+    }
+
+    #[inline]
+    fn marker(&self, x: i32, y: i32, z: i32) -> u8 {
+        self.markers[self.idx(x, y, z)]
+    }
+}
+
+impl SearchWorld for ObservedWorld<'_> {
+    fn size(&self) -> WorldSize {
+        self.size
+    }
+    #[inline]
+    fn is_air(&self, x: i32, y: i32, z: i32) -> bool {
+        self.blocks[self.idx(x, y, z)] == 0
+    }
+    #[inline]
+    fn is_obstacle_player(&self, x: i32, y: i32, z: i32) -> bool {
+        // A voxel walk never enters y >= H (see viewpoint::reachable), and standing
+        // positions above the world have no marker.
+        if y >= self.size.height as i32 {
+            return false;
+        }
+        let m = self.marker(x, y, z);
+        m != NO_ONE && m != CURRENT_PLAYER
+    }
+}
+
+/// Computes the flat mask of `obs` into `out` (length `layout.len()`).
+///
+/// With `line_of_sight`, place/break entries also need a viewpoint/click candidate.
+/// If a walking player's own marker is missing, everything is invalid (the reference
+/// logs a warning and returns an all-false mask).
+pub fn compute(
+    obs: &Observation,
+    abilities: Abilities,
+    layout: &FlatLayout,
+    line_of_sight: bool,
+    out: &mut [bool],
+) {
+    assert_eq!(out.len(), layout.len(), "mask buffer has the wrong length");
+    out.fill(false);
+    let size = obs.size();
+    let world = ObservedWorld {
+        size,
+        blocks: obs.channel(WorldChannel::CurrentBlocks),
+        markers: obs.channel(WorldChannel::PlayerLocations),
+    };
+    let teleportation = abilities.teleportation;
+
+    // The reference keeps the x and z of the last marked cell in C order and the
+    // lowest marked y.
+    let mut player: Option<(i32, i32, i32)> = None;
+    let mut i = 0;
+    for x in 0..size.width as i32 {
+        for y in 0..size.height as i32 {
+            for z in 0..size.depth as i32 {
+                if world.markers[i] == CURRENT_PLAYER {
+                    let feet = player.map_or(y, |(_, fy, _)| fy.min(y));
+                    player = Some((x, feet, z));
+                }
+                i += 1;
+            }
+        }
+    }
+    if player.is_none() && !teleportation {
+        return;
+    }
+    let (px, feet_y, pz) = player.unwrap_or((-1, -1, -1));
+    let head_y = feet_y + 1;
+
+    out[0] = true;
+    if !teleportation {
+        for kind in ActionType::MOVES {
+            let (dx, dy, dz) = kind.move_delta().expect("a move");
+            if let Some(offset) = layout.offset(kind) {
+                out[offset] = can_move_to(&world, px + dx, feet_y + dy, pz + dz);
+            }
+        }
+    }
+
+    let in_reach = |c: Cell| {
+        teleportation || {
+            let (dx, dy, dz) = (c.x - px, c.y - head_y, c.z - pz);
+            f64::from(dx * dx + dy * dy + dz * dz) <= REACH * REACH
+        }
+    };
+    let standing =
+        (!teleportation).then(|| [f64::from(px) + 0.5, f64::from(feet_y), f64::from(pz) + 0.5]);
+    let (lo, hi) = reach_box(size, teleportation, px, head_y, pz, REACH);
+
+    let inventory = obs.inventory_row(0);
+    let have: [bool; NUM_BLOCKS] = std::array::from_fn(|b| {
+        if abilities.inf_blocks {
+            BlockId(b as u8).is_placeable()
+        } else {
+            inventory[b] > 0
+        }
+    });
+    let n = size.num_cells();
+    let place_offset = layout.offset(ActionType::PlaceBlock);
+    let break_offset = layout.offset(ActionType::BreakBlock);
+    for x in lo.x..=hi.x {
+        for y in lo.y..=hi.y {
+            for z in lo.z..=hi.z {
+                let cell = Cell::new(x, y, z);
+                let i = world.idx(x, y, z);
+                if !in_reach(cell) {
+                    continue;
+                }
+                let block = BlockId(world.blocks[i]);
+                if let Some(offset) = place_offset
+                    && block.is_air()
+                    && world.markers[i] == NO_ONE
+                    && has_solid_neighbour(&world, cell)
+                    && have.iter().any(|&h| h)
+                    && (!line_of_sight
+                        || viewpoint::any_candidate(&world, Interaction::Place, cell, standing))
+                {
+                    for (b, _) in have.iter().enumerate().filter(|&(_, &h)| h) {
+                        out[offset + b * n + i] = true;
+                    }
+                }
+                if let Some(offset) = break_offset
+                    && block.is_breakable()
+                    && (!line_of_sight
+                        || viewpoint::any_candidate(&world, Interaction::Break, cell, standing))
+                {
+                    out[offset + i] = true;
+                }
+            }
+        }
+    }
+
+    if let Some(offset) = layout.offset(ActionType::GiveBlock) {
+        let (lo, hi) = reach_box(size, teleportation, px, head_y, pz, 1.0);
+        for (b, _) in inventory.iter().enumerate().filter(|&(_, &c)| c > 0) {
+            for x in lo.x..=hi.x {
+                for y in lo.y..=hi.y {
+                    for z in lo.z..=hi.z {
+                        let m = world.marker(x, y, z);
+                        let feet_of_someone = m != NO_ONE
+                            && m != CURRENT_PLAYER
+                            && (y == 0 || world.marker(x, y - 1, z) != m);
+                        if feet_of_someone {
+                            out[offset + b * n + world.idx(x, y, z)] = true;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The box of cells the reference loops over: everything when teleporting, else
+/// `floor(c - r) ..= ceil(c + r)` around the player's column and head, clamped.
+fn reach_box(
+    size: WorldSize,
+    teleportation: bool,
+    px: i32,
+    head_y: i32,
+    pz: i32,
+    r: f64,
+) -> (Cell, Cell) {
+    let max = Cell::new(
+        size.width as i32 - 1,
+        size.height as i32 - 1,
+        size.depth as i32 - 1,
+    );
+    if teleportation {
+        return (Cell::new(0, 0, 0), max);
+    }
+    let lo = |c: i32| ((f64::from(c) - r).floor() as i32).max(0);
+    let hi = |c: i32, m: i32| ((f64::from(c) + r).ceil() as i32).min(m);
+    (
+        Cell::new(lo(px), lo(head_y), lo(pz)),
+        Cell::new(hi(px, max.x), hi(head_y, max.y), hi(pz, max.z)),
+    )
+}
+
+fn has_solid_neighbour(world: &ObservedWorld<'_>, c: Cell) -> bool {
+    let size = world.size;
+    [
+        (-1, 0, 0),
+        (1, 0, 0),
+        (0, -1, 0),
+        (0, 1, 0),
+        (0, 0, -1),
+        (0, 0, 1),
+    ]
+    .iter()
+    .any(|&(dx, dy, dz)| {
+        let n = c.offset(dx, dy, dz);
+        size.contains(n) && !world.is_air(n.x, n.y, n.z)
+    })
+}
+
+/// Whether a walking player could move its feet to `(x, y, z)`: in the world, feet
+/// and head (clamped to the top layer) air, and no other player's marker there.
+fn can_move_to(world: &ObservedWorld<'_>, x: i32, y: i32, z: i32) -> bool {
+    let size = world.size;
+    if !size.contains(Cell::new(x, y, z)) {
+        return false;
+    }
+    let head = (y + 1).min(size.height as i32 - 1);
+    let free = |m: u8| m == NO_ONE || m == CURRENT_PLAYER;
+    world.is_air(x, y, z)
+        && world.is_air(x, head, z)
+        && free(world.marker(x, y, z))
+        && free(world.marker(x, head, z))
+}

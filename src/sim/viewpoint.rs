@@ -1,0 +1,262 @@
+//! Where a block can be placed or broken from: the viewpoint/click search with
+//! reach and line of sight (ENV_SPEC section 6).
+//!
+//! The arithmetic copies the reference's C code operation for operation in `f64`,
+//! because both the candidate count and the chosen candidate (which decides where a
+//! teleporting player lands) are compared bit for bit with the goldens.
+
+use super::coords::{Cell, WorldSize};
+
+/// Maximum reach from the eye, in blocks.
+pub const REACH: f64 = 4.5;
+/// Height of the eye above the feet.
+pub const EYE_HEIGHT: f64 = 1.6;
+
+/// Whether the search is for placing or breaking.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interaction {
+    /// Place a block into the (air) target cell, clicking a face of a neighbour.
+    Place,
+    /// Break the target block, clicking one of its exposed faces.
+    Break,
+}
+
+/// One way to reach the target: where the eye is and which point is clicked.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Candidate {
+    /// The eye position (feet + 1.6 in y).
+    pub viewpoint: [f64; 3],
+    /// The clicked point.
+    pub click: [f64; 3],
+}
+
+impl Candidate {
+    /// The feet position of a player standing at this viewpoint (`y - 1.6`, which can
+    /// be a value like `2.9999999999999996`).
+    pub fn feet(&self) -> [f64; 3] {
+        [
+            self.viewpoint[0],
+            self.viewpoint[1] - EYE_HEIGHT,
+            self.viewpoint[2],
+        ]
+    }
+}
+
+/// The world as the search sees it: block ids and which cells hold another player.
+pub trait SearchWorld {
+    /// The world size.
+    fn size(&self) -> WorldSize;
+    /// Whether the in-world cell `(x, y, z)` is air.
+    fn is_air(&self, x: i32, y: i32, z: i32) -> bool;
+    /// Whether the cell holds another player (an obstacle for standing and sight).
+    /// `y` may equal the world height (a head above the world).
+    fn is_obstacle_player(&self, x: i32, y: i32, z: i32) -> bool;
+}
+
+/// Up to 54 click points (3 axes x 2 faces x 3 x 3).
+struct ClickPoints {
+    points: [[f64; 3]; 54],
+    len: usize,
+}
+
+fn click_points<W: SearchWorld>(world: &W, kind: Interaction, target: Cell) -> ClickPoints {
+    let size = world.size();
+    let dims = [size.width as f64, size.height as f64, size.depth as f64];
+    let shift = match kind {
+        Interaction::Break => 1e-4,
+        Interaction::Place => -1e-4,
+    };
+    let mut out = ClickPoints {
+        points: [[0.0; 3]; 54],
+        len: 0,
+    };
+    let t = target.to_array();
+    for face_dim in 0..3 {
+        // The reference steps `face` by `1 + 2*shift` from `0 - shift`; keep the same
+        // float sequence rather than two literals.
+        let mut face = 0.0 - shift;
+        while face < 1.1 {
+            let usable = match kind {
+                Interaction::Break => true,
+                Interaction::Place => {
+                    let mut against = t;
+                    against[face_dim] += if face > 0.5 { 1 } else { -1 };
+                    let a = Cell::new(against[0], against[1], against[2]);
+                    size.contains(a) && !world.is_air(a.x, a.y, a.z)
+                }
+            };
+            if usable {
+                let mut u = 0.1;
+                while u < 1.0 {
+                    let mut v = 0.1;
+                    while v < 1.0 {
+                        let mut p = [f64::from(t[0]), f64::from(t[1]), f64::from(t[2])];
+                        p[face_dim] += face;
+                        p[(face_dim + 1) % 3] += u;
+                        p[(face_dim + 2) % 3] += v;
+                        if (0..3).all(|i| p[i] >= 0.0 && p[i] < dims[i]) {
+                            out.points[out.len] = p;
+                            out.len += 1;
+                        }
+                        v += 0.4;
+                    }
+                    u += 0.4;
+                }
+            }
+            face += 1.0 + 2.0 * shift;
+        }
+    }
+    out
+}
+
+/// Calls `f` with each standing position (feet) of the teleportation search, in the
+/// reference's order.
+fn for_each_standing_position<W: SearchWorld>(
+    world: &W,
+    kind: Interaction,
+    target: Cell,
+    mut f: impl FnMut([f64; 3]) -> bool,
+) -> bool {
+    let size = world.size();
+    let top_skip = if kind == Interaction::Place { 1 } else { 0 };
+    for dx in -4..=4 {
+        for dy in -5..=3 {
+            for dz in -4..=4 {
+                if dx == 0 && dz == 0 && (-1..=top_skip).contains(&dy) {
+                    continue;
+                }
+                let c = target.offset(dx, dy, dz);
+                if !size.contains(c) || !world.is_air(c.x, c.y, c.z) {
+                    continue;
+                }
+                if c.y + 1 < size.height as i32 && !world.is_air(c.x, c.y + 1, c.z) {
+                    continue;
+                }
+                if world.is_obstacle_player(c.x, c.y, c.z)
+                    || world.is_obstacle_player(c.x, c.y + 1, c.z)
+                {
+                    continue;
+                }
+                let feet = [
+                    f64::from(target.x) + 0.5 + f64::from(dx),
+                    f64::from(target.y + dy),
+                    f64::from(target.z) + 0.5 + f64::from(dz),
+                ];
+                if f(feet) {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
+
+/// Whether the segment from the eye to the click point is within reach and passes
+/// only through air and no other player (Amanatides-Woo voxel walk; the eye's own
+/// voxel is not checked).
+fn reachable<W: SearchWorld>(world: &W, eye: [f64; 3], click: [f64; 3]) -> bool {
+    let size = world.size();
+    let d = [click[0] - eye[0], click[1] - eye[1], click[2] - eye[2]];
+    if d[0] * d[0] + d[1] * d[1] + d[2] * d[2] > REACH * REACH {
+        return false;
+    }
+    let mut step = [0i32; 3];
+    let mut t_max = [0f64; 3];
+    let mut t_delta = [0f64; 3];
+    let mut voxel = [0i32; 3];
+    for a in 0..3 {
+        let s = 1f64.copysign(d[a]);
+        step[a] = s as i32;
+        let start = -s * eye[a];
+        t_max[a] = if d[a] == 0.0 {
+            1.0
+        } else {
+            ((start - start.floor()) / d[a]).abs()
+        };
+        t_delta[a] = if d[a] == 0.0 { 1.0 } else { (1.0 / d[a]).abs() };
+        voxel[a] = eye[a].floor() as i32;
+    }
+    let height = size.height as i32;
+    while t_max[0] < 1.0 || t_max[1] < 1.0 || t_max[2] < 1.0 {
+        let axis = if t_max[0] <= t_max[1] {
+            if t_max[0] <= t_max[2] { 0 } else { 2 }
+        } else if t_max[1] <= t_max[2] {
+            1
+        } else {
+            2
+        };
+        voxel[axis] += step[axis];
+        t_max[axis] += t_delta[axis];
+        let [x, y, z] = voxel;
+        debug_assert!(
+            x >= 0 && (x as usize) < size.width && y >= 0 && z >= 0 && (z as usize) < size.depth,
+            "voxel walk left the world at ({x}, {y}, {z})"
+        );
+        if y < height && !world.is_air(x, y, z) {
+            return false;
+        }
+        if world.is_obstacle_player(x, y, z) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Runs the search, calling `f` with each candidate in the reference's order until it
+/// returns `true`. Returns whether `f` stopped the search.
+///
+/// `player_feet` is the acting player's feet position (walking mode: exactly that one
+/// viewpoint, without any check); `None` searches every standing position around
+/// the target (teleportation mode).
+pub fn search<W: SearchWorld>(
+    world: &W,
+    kind: Interaction,
+    target: Cell,
+    player_feet: Option<[f64; 3]>,
+    mut f: impl FnMut(Candidate) -> bool,
+) -> bool {
+    let clicks = click_points(world, kind, target);
+    let clicks = &clicks.points[..clicks.len];
+    if clicks.is_empty() {
+        return false;
+    }
+    let mut try_position = |feet: [f64; 3]| {
+        let eye = [feet[0], feet[1] + EYE_HEIGHT, feet[2]];
+        clicks.iter().any(|&click| {
+            reachable(world, eye, click)
+                && f(Candidate {
+                    viewpoint: eye,
+                    click,
+                })
+        })
+    };
+    match player_feet {
+        Some(feet) => try_position(feet),
+        None => for_each_standing_position(world, kind, target, try_position),
+    }
+}
+
+/// Every candidate, in order.
+pub fn candidates<W: SearchWorld>(
+    world: &W,
+    kind: Interaction,
+    target: Cell,
+    player_feet: Option<[f64; 3]>,
+) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    search(world, kind, target, player_feet, |c| {
+        out.push(c);
+        false
+    });
+    out
+}
+
+/// Whether at least one candidate exists (stops at the first).
+pub fn any_candidate<W: SearchWorld>(
+    world: &W,
+    kind: Interaction,
+    target: Cell,
+    player_feet: Option<[f64; 3]>,
+) -> bool {
+    search(world, kind, target, player_feet, |_| true)
+}
