@@ -9,3 +9,4 @@ pub mod cli;
 pub mod eval;
 pub mod golden;
 pub mod sim;
+pub mod vecenv;

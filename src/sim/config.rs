@@ -9,6 +9,9 @@ use serde_json::{Map, Value, json};
 
 use super::coords::WorldSize;
 
+/// Most players an episode can have (observation markers are bytes).
+pub const MAX_PLAYERS: usize = 64;
+
 /// A configuration that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -321,8 +324,8 @@ impl Config {
                 self.players.len()
             ));
         }
-        if self.num_players == 0 {
-            return invalid("num_players must be at least 1".into());
+        if self.num_players == 0 || self.num_players > MAX_PLAYERS {
+            return invalid(format!("num_players must be 1..={MAX_PLAYERS}"));
         }
         let WorldSize {
             width,

@@ -120,13 +120,16 @@ pub struct Env {
     outcome: StepOutcome,
     /// Reused buffer for the processing order of a step.
     order: Vec<usize>,
+    /// Reused buffer for teleport viewpoint candidates.
+    candidates: Vec<Candidate>,
 }
 
 /// The search's view of the env in walking mode: other players' feet and head
 /// cells are obstacles.
 struct WalkingWorld<'a> {
     blocks: &'a Blocks,
-    others: &'a [(i32, i32, i32)],
+    positions: &'a [PlayerPos],
+    me: usize,
 }
 
 impl SearchWorld for WalkingWorld<'_> {
@@ -139,9 +142,11 @@ impl SearchWorld for WalkingWorld<'_> {
     }
     #[inline]
     fn is_obstacle_player(&self, x: i32, y: i32, z: i32) -> bool {
-        self.others
-            .iter()
-            .any(|&(ox, oy, oz)| x == ox && z == oz && (y == oy || y == oy + 1))
+        // The reference truncates positions with a C int cast.
+        self.positions.iter().enumerate().any(|(q, o)| {
+            let (ox, oy, oz) = (o.x as i32, o.y as i32, o.z as i32);
+            q != self.me && x == ox && z == oz && (y == oy || y == oy + 1)
+        })
     }
 }
 
@@ -201,6 +206,7 @@ impl Env {
                 infos: vec![StepInfo::idle(0.0, 0.0, 0.0); num_players],
             },
             order: Vec::with_capacity(num_players),
+            candidates: Vec::new(),
             config,
         }
     }
@@ -592,16 +598,25 @@ impl Env {
             if !self.cheap_checks_pass(place, broken, action.block) {
                 return false;
             }
-            let candidates =
-                viewpoint::candidates(&TeleportWorld(&self.state.blocks), kind, cell, None);
-            if candidates.is_empty() {
-                self.record_attempt(p, kind, cell, 0, None);
+            let mut candidates = std::mem::take(&mut self.candidates);
+            viewpoint::candidates_into(
+                &TeleportWorld(&self.state.blocks),
+                kind,
+                cell,
+                None,
+                &mut candidates,
+            );
+            let count = candidates.len();
+            let first_and_choice = (count > 0).then(|| {
+                self.set_block(action.location, new_block);
+                let (index, seed) = self.choose_candidate(count);
+                (index, seed, candidates[index])
+            });
+            self.candidates = candidates;
+            self.record_attempt(p, kind, cell, count, first_and_choice);
+            let Some((_, _, chosen)) = first_and_choice else {
                 return false;
-            }
-            self.set_block(action.location, new_block);
-            let (index, seed) = self.choose_candidate(candidates.len());
-            let chosen = candidates[index];
-            self.record_attempt(p, kind, cell, candidates.len(), Some((index, seed, chosen)));
+            };
             let [x, y, z] = chosen.feet();
             self.state.player_positions[p] = PlayerPos::new(x, y, z);
         } else {
@@ -612,17 +627,10 @@ impl Env {
                 if !self.cheap_checks_pass(place, broken, action.block) {
                     return false;
                 }
-                let others: Vec<(i32, i32, i32)> = self
-                    .state
-                    .player_positions
-                    .iter()
-                    .enumerate()
-                    .filter(|&(q, _)| q != p)
-                    .map(|(_, o)| (o.x as i32, o.y as i32, o.z as i32))
-                    .collect();
                 let world = WalkingWorld {
                     blocks: &self.state.blocks,
-                    others: &others,
+                    positions: &self.state.player_positions,
+                    me: p,
                 };
                 let me = self.state.player_positions[p];
                 let feet = Some([me.x, me.y, me.z]);
@@ -791,7 +799,6 @@ impl Env {
         } else {
             obs.world[2 * n..4 * n].fill(0);
         }
-        let markers = self.markers_for(p);
         let locations = obs.channel_mut(WorldChannel::PlayerLocations);
         locations.fill(0);
         if !self.config.abilities.teleportation {
@@ -815,14 +822,14 @@ impl Env {
                             cell: *cell,
                         });
                     }
-                    locations[i] = markers[q];
+                    locations[i] = marker_of(p, q);
                 }
             }
         }
         // Map each player index to its marker; -1 (nobody) stays 0.
         let mut table = [0u8; 256];
-        for (q, &m) in markers.iter().enumerate() {
-            table[q] = m;
+        for (q, m) in table.iter_mut().enumerate().take(self.num_players()) {
+            *m = marker_of(p, q);
         }
         let last = obs.channel_mut(WorldChannel::LastInteracted);
         for (o, &li) in last.iter_mut().zip(&self.state.last_interacted) {
@@ -839,24 +846,20 @@ impl Env {
         Ok(())
     }
 
-    /// Markers of every player as seen by `p`: `p` is 1, the others 2, 3, ...
-    fn markers_for(&self, p: usize) -> Vec<u8> {
-        let mut next = 2u8;
-        (0..self.num_players())
-            .map(|q| {
-                if q == p {
-                    CURRENT_PLAYER
-                } else {
-                    next += 1;
-                    next - 1
-                }
-            })
-            .collect()
-    }
-
     /// A fresh observation buffer of the right size.
     pub fn new_observation(&self) -> Observation {
         Observation::new(self.size, self.num_players())
+    }
+}
+
+/// Player `q`'s marker in `p`'s observation: `p` is 1, the others 2, 3, ... in
+/// index order.
+#[inline]
+fn marker_of(p: usize, q: usize) -> u8 {
+    match q.cmp(&p) {
+        std::cmp::Ordering::Equal => CURRENT_PLAYER,
+        std::cmp::Ordering::Less => q as u8 + 2,
+        std::cmp::Ordering::Greater => q as u8 + 1,
     }
 }
 

@@ -236,6 +236,22 @@ pub fn search<W: SearchWorld>(
     }
 }
 
+/// Every candidate, in order, written into `out` (cleared first) so a caller can
+/// reuse one buffer.
+pub fn candidates_into<W: SearchWorld>(
+    world: &W,
+    kind: Interaction,
+    target: Cell,
+    player_feet: Option<[f64; 3]>,
+    out: &mut Vec<Candidate>,
+) {
+    out.clear();
+    search(world, kind, target, player_feet, |c| {
+        out.push(c);
+        false
+    });
+}
+
 /// Every candidate, in order.
 pub fn candidates<W: SearchWorld>(
     world: &W,
@@ -244,10 +260,7 @@ pub fn candidates<W: SearchWorld>(
     player_feet: Option<[f64; 3]>,
 ) -> Vec<Candidate> {
     let mut out = Vec::new();
-    search(world, kind, target, player_feet, |c| {
-        out.push(c);
-        false
-    });
+    candidates_into(world, kind, target, player_feet, &mut out);
     out
 }
 
