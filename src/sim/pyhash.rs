@@ -96,12 +96,11 @@ impl PyRandom {
     /// `random.Random(seed)` for an integer seed (its absolute value is used).
     pub fn new(seed: i64) -> Self {
         let n = seed.unsigned_abs();
-        let mut key = vec![n as u32];
-        if n >> 32 != 0 {
-            key.push((n >> 32) as u32);
-        }
+        // The key is the 32-bit words of |seed|, as few as hold it (at least one).
+        let key = [n as u32, (n >> 32) as u32];
+        let words = if n >> 32 != 0 { 2 } else { 1 };
         let mut rng = Self::from_genrand(19_650_218);
-        rng.mix_key(&key);
+        rng.mix_key(&key[..words]);
         rng
     }
 
