@@ -133,7 +133,7 @@ fn stepping_allocates_nothing_in_steady_state() {
     });
     let mut rng = StdRng::seed_from_u64(11);
     let mut actions = vec![Action::NOOP; 16];
-    let mut step = |vec_env: &mut VecEnv, rng: &mut StdRng, actions: &mut Vec<Action>| {
+    let step = |vec_env: &mut VecEnv, rng: &mut StdRng, actions: &mut Vec<Action>| {
         vec_env.for_each(|i, slot| {
             for p in 0..2 {
                 actions[i * 2 + p] = slot
