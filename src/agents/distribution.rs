@@ -233,7 +233,7 @@ impl FlatDist {
     }
 
     /// Draws a flat index with probability proportional to the entries, `None` if
-    /// there is no positive finite mass (the reference then samples index 0, NOOP).
+    /// there is no positive finite mass.
     pub fn sample(&self, rng: &mut impl Rng) -> Option<usize> {
         let total: f64 = self.entries.iter().map(|&(_, p)| p).sum();
         if !(total.is_finite() && total > 0.0) {
@@ -269,6 +269,10 @@ pub trait Policy: fmt::Debug + Send + Sized {
 
 /// An agent that samples its action from a [`Policy`]'s distribution with its own
 /// seeded generator.
+///
+/// With an all-zero distribution it takes the *last* flat action, as the reference
+/// does: numpy's `multinomial` gives the last category whatever mass the others
+/// leave, so `argmax` of its draw lands there.
 #[derive(Debug)]
 pub struct DistributionAgent<P> {
     policy: P,
@@ -325,10 +329,13 @@ impl<P: Policy> Agent for DistributionAgent<P> {
 
     fn act(&mut self, obs: &Observation) -> Action {
         self.distribution(obs);
-        self.flat
+        let flat = self
+            .flat
             .sample(&mut self.rng)
-            .and_then(|flat| self.layout.action(flat).ok())
-            .unwrap_or(Action::NOOP)
+            .unwrap_or(self.layout.len() - 1);
+        self.layout
+            .action(flat)
+            .expect("sampled indices lie in the flat space")
     }
 
     fn internals(&self) -> Internals<'_> {
@@ -353,8 +360,7 @@ impl Policy for Noop {
 }
 
 /// [`MovementAgent`]'s policy. With teleportation the moves have no flat index, so
-/// the flat distribution is empty and the agent does NOOP, as the reference's
-/// multinomial over zeros does.
+/// the flat distribution is empty (see [`DistributionAgent`] for what it then does).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Movement;
 
@@ -568,10 +574,11 @@ mod tests {
         let expected: Vec<_> = (first..first + 6).map(|i| (i, 1.0 / 6.0)).collect();
         assert_eq!(movement.last_distribution().entries(), &expected[..]);
 
-        // Teleporting: no moves exist, the agent falls back to NOOP.
+        // Teleporting: no moves exist; like numpy's multinomial over zeros, the agent
+        // lands on the last flat action (BREAK at the last cell here).
         let cfg = config([5, 6, 5], true, true);
         let mut movement = MovementAgent::new(&cfg).unwrap();
-        assert_eq!(movement.act(&obs), Action::NOOP);
+        assert_eq!(movement.act(&obs).to_tuple(), [2, 149, 0]);
         assert_eq!(movement.last_distribution().nnz(), 0);
     }
 

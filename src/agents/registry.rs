@@ -39,9 +39,9 @@ pub enum AgentError {
         /// The name asked for.
         name: String,
     },
-    /// The agent takes no options but was given some.
-    #[error("{agent} takes no configuration, got {config}")]
-    UnexpectedConfig {
+    /// The agent config is not a JSON object (or null).
+    #[error("{agent} expects a JSON object as its config, got {config}")]
+    InvalidConfig {
         /// The agent.
         agent: &'static str,
         /// The config given, as JSON.
@@ -69,9 +69,10 @@ pub enum AgentError {
 
 /// Builds the agent of reference class `name` for an env config.
 ///
-/// None of the reference's heuristic agents reads its `agent_config`, so anything but
-/// `null` or `{}` is refused rather than silently ignored. The agent is in its reset
-/// state with seed 0; call [`Agent::reset`] with the episode's agent seed.
+/// None of the reference's heuristic agents reads its `agent_config`; like the
+/// reference, any object (or `null`) is accepted and its keys are ignored, with a
+/// warning so that a misplaced option does not go unnoticed. The agent is in its
+/// reset state with seed 0; call [`Agent::reset`] with the episode's agent seed.
 pub fn build_agent(
     name: &str,
     agent_config: &Value,
@@ -82,16 +83,19 @@ pub fn build_agent(
             name: name.to_owned(),
         });
     };
-    let empty = match agent_config {
-        Value::Null => true,
-        Value::Object(map) => map.is_empty(),
-        _ => false,
-    };
-    if !empty {
-        return Err(AgentError::UnexpectedConfig {
-            agent: known,
-            config: agent_config.to_string(),
-        });
+    match agent_config {
+        Value::Null => {}
+        Value::Object(map) => {
+            if !map.is_empty() {
+                log::warn!("{known} ignores its config {agent_config}");
+            }
+        }
+        _ => {
+            return Err(AgentError::InvalidConfig {
+                agent: known,
+                config: agent_config.to_string(),
+            });
+        }
     }
     let c = env_config;
     Ok(match known {
@@ -154,8 +158,10 @@ mod tests {
 
     #[test]
     fn configs_and_unsupported_settings_are_errors() {
-        let err = build_agent("RandomAgent", &json!({"eps": 0.1}), &config()).unwrap_err();
-        assert!(matches!(err, AgentError::UnexpectedConfig { .. }), "{err}");
+        // Ignored like in the reference, but a non-object is refused.
+        assert!(build_agent("RandomAgent", &json!({"eps": 0.1}), &config()).is_ok());
+        let err = build_agent("RandomAgent", &json!([1]), &config()).unwrap_err();
+        assert!(matches!(err, AgentError::InvalidConfig { .. }), "{err}");
         let walking = Config::from_json(&json!({
             "world_size": [5, 6, 5],
             "abilities": {"teleportation": false, "flying": true, "inf_blocks": true},
