@@ -33,8 +33,8 @@ pub use hardcoded::{
     HardcodedInventoryReceiver, HardcodedResourceAgent, SequenceAgent,
 };
 pub use heuristic::{
-    Choice, Chooser, LayerBuilderAgent, MirrorBuildingAgent, PriorityQueueAgent, QueueEntry,
-    RngChooser, ScriptedChooser,
+    Choice, Chooser, LayerBuilderAgent, MirrorBuildingAgent, PriorityQueueAgent, PyRandomChooser,
+    QueueEntry, RngChooser, ScriptedChooser,
 };
 pub use human::HumanAgent;
 pub use registry::{AGENT_NAMES, AgentError, build_agent, is_known_agent};
