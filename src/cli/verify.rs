@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Args;
 
+use crate::golden::agents::AgentCheckStats;
 use crate::golden::episode::replay;
 use crate::golden::format::{GoldenEpisode, collect_episode_files};
 
@@ -32,8 +33,12 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<u8> {
         anyhow::bail!("no golden episode files (*.jsonl.gz) found in the given paths");
     }
     let (mut passed, mut failed) = (0usize, 0usize);
+    let mut agent_checks = AgentCheckStats::default();
     for file in &files {
         let result = GoldenEpisode::read(file).and_then(|ep| replay(&ep));
+        if let Ok(report) = &result {
+            agent_checks += report.agent_checks;
+        }
         match result {
             Ok(report) if report.passed() => {
                 log::info!("{}: {} steps match", report.episode_id, report.steps);
@@ -50,6 +55,10 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<u8> {
             }
         }
     }
+    println!(
+        "reference agents: {} agent_info records checked, {} probabilities ({} bit-exact)",
+        agent_checks.records, agent_checks.probabilities, agent_checks.probabilities_exact
+    );
     println!("{passed} passed, {failed} failed");
     Ok(u8::from(failed > 0))
 }

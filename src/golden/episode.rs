@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use super::agents::{AgentCheckStats, AgentReplay};
 use super::compare::{Checker, Mismatch};
 use super::format::{GoldenEpisode, GoldenError, GoldenInfo, GoldenMasks, GoldenObs, GoldenState};
 use crate::eval::metrics;
@@ -25,6 +26,8 @@ pub struct EpisodeReport {
     pub episode_id: String,
     /// Number of steps replayed.
     pub steps: usize,
+    /// What the reference-agent checks covered.
+    pub agent_checks: AgentCheckStats,
     /// The first difference from the reference, if any.
     pub mismatch: Option<Mismatch>,
 }
@@ -335,6 +338,7 @@ pub fn replay(ep: &GoldenEpisode) -> Result<EpisodeReport, GoldenError> {
         check_info(&mut c, p, e, &infos[p]);
     }
     check_obs_and_masks(&mut c, &env, &h.initial_obs, &h.initial_masks);
+    let mut agents = AgentReplay::new(ep, &config, &env)?;
 
     let mut totals = vec![0.0; num_players];
     let mut last_done = false;
@@ -372,6 +376,7 @@ pub fn replay(ep: &GoldenEpisode) -> Result<EpisodeReport, GoldenError> {
         for (p, (a, g)) in actions.iter().zip(&step.actions).enumerate() {
             c.eq(format!("actions[{p}].flat"), g.flat, env.layout().flat(*a));
         }
+        agents.check_step(&mut c, &env, step);
         let outcome = match env.step(&actions) {
             Ok(o) => o.clone(),
             Err(e) => return Err(field_error(ep, line, "actions", e)),
@@ -473,6 +478,7 @@ pub fn replay(ep: &GoldenEpisode) -> Result<EpisodeReport, GoldenError> {
         path: ep.path.clone(),
         episode_id: h.episode_id.clone(),
         steps: ep.steps.len(),
+        agent_checks: agents.stats(),
         mismatch: c.into_mismatch(),
     })
 }

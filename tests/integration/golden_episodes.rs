@@ -4,6 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use mbag::golden::agents::{AgentCheckStats, count_reference_records};
 use mbag::golden::episode::replay;
 use mbag::golden::format::{GoldenEpisode, GoldenError, collect_episode_files};
 
@@ -17,25 +18,134 @@ fn all_public_golden_episodes_match_the_reference() {
     assert_eq!(files.len(), 47, "expected the 47 public golden episodes");
     let mut failures = Vec::new();
     let mut steps = 0;
+    let mut agent_checks = AgentCheckStats::default();
+    let mut agent_records = 0;
     for file in &files {
         let ep = GoldenEpisode::read(file).expect("golden file parses");
         let report = replay(&ep).expect("golden file replays");
         steps += report.steps;
+        agent_records += count_reference_records(&ep);
+        agent_checks += report.agent_checks;
         if let Some(m) = report.mismatch {
             failures.push(format!("{}: {m}", report.episode_id));
         }
     }
     assert!(failures.is_empty(), "mismatches:\n{}", failures.join("\n"));
     assert_eq!(steps, 7_629);
+    // Every reference agent's record was compared, so the agent checks cannot pass
+    // by skipping: 2,101 records over the 18 episodes with reference agents.
+    assert_eq!(agent_records, 2_101);
+    assert_eq!(agent_checks.records, agent_records);
+    // Summing in numpy's order makes every recorded probability bit-identical, not
+    // just within the 1e-12 the check allows.
+    assert!(agent_checks.probabilities > 70_000, "{agent_checks:?}");
+    assert_eq!(
+        agent_checks.probabilities_exact, agent_checks.probabilities,
+        "{agent_checks:?}"
+    );
+}
+
+/// The lines of a golden episode, decompressed.
+fn lines_of(name: &str) -> Vec<String> {
+    let file = std::fs::File::open(episodes_dir().join(name)).unwrap();
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(file), &mut text).unwrap();
+    text.lines().map(str::to_owned).collect()
+}
+
+/// Replays `name` with `from` replaced by `to` on line `line` (0 = header) and
+/// returns the first mismatch.
+fn tampered_mismatch(
+    name: &str,
+    line: usize,
+    from: &str,
+    to: &str,
+) -> mbag::golden::compare::Mismatch {
+    let dir = tempfile::tempdir().unwrap();
+    let mut lines = lines_of(name);
+    assert!(lines[line].contains(from), "fixture changed: {from}");
+    lines[line] = lines[line].replacen(from, to, 1);
+    let path = write_lines(dir.path(), "tampered.jsonl", &lines);
+    let report = replay(&GoldenEpisode::read(&path).unwrap()).unwrap();
+    report.mismatch.expect("tampering is detected")
+}
+
+#[test]
+fn tampered_agent_records_are_mismatches() {
+    // A hardcoded agent's command counter.
+    let m = tampered_mismatch(
+        "p01_hc_builder.jsonl.gz",
+        1,
+        r#""agent_info":[{"state":[[1]]}]"#,
+        r#""agent_info":[{"state":[[2]]}]"#,
+    );
+    assert_eq!((m.step, m.field.as_str()), (Some(0), "agent_info[0].state"));
+    // A LowestBlockAgent probability.
+    let m = tampered_mismatch(
+        "p06_lowest_block_overhang.jsonl.gz",
+        3,
+        "[[493,0.5],[553,0.5]]",
+        "[[493,0.5],[553,0.5000000001]]",
+    );
+    assert_eq!(m.step, Some(2));
+    assert!(m.field.starts_with("agent_info[0].flat_dist[1]"), "{m}");
+    // A sampled action the agent's distribution gives no mass to.
+    let m = tampered_mismatch(
+        "p06_lowest_block_overhang.jsonl.gz",
+        1,
+        r#""tuple":[2,37,0],"xyz":[1,1,2],"block_id":0,"type_name":"BREAK_BLOCK","flat":1538"#,
+        r#""tuple":[2,36,0],"xyz":[1,1,1],"block_id":0,"type_name":"BREAK_BLOCK","flat":1537"#,
+    );
+    assert_eq!(m.step, Some(0));
+    assert!(m.field.starts_with("actions[0] (probability"), "{m}");
+    // The priority queue's contents.
+    let m = tampered_mismatch(
+        "p14_priority_queue_basic.jsonl.gz",
+        2,
+        "[[1,[1,2]],[1,[1,3]]",
+        "[[1,[1,3]],[1,[1,2]]",
+    );
+    assert_eq!(
+        (m.step, m.field.as_str()),
+        (Some(1), "agent_info[0].state.frontier_sorted")
+    );
+    // A record that goes missing.
+    let m = tampered_mismatch(
+        "p01_hc_builder.jsonl.gz",
+        3,
+        r#""agent_info":[{"state":[[3]]}]"#,
+        r#""agent_info":[null]"#,
+    );
+    assert_eq!((m.step, m.field.as_str()), (Some(2), "agent_info[0]"));
+    // A deterministic agent whose recorded action (consistently tampered, so the env
+    // side still matches) differs from what it would do.
+    let m = tampered_mismatch(
+        "p01_hc_builder.jsonl.gz",
+        1,
+        r#""tuple":[6,0,0],"xyz":[0,0,0],"block_id":0,"type_name":"MOVE_NEG_Y","flat":1654"#,
+        r#""tuple":[5,0,0],"xyz":[0,0,0],"block_id":0,"type_name":"MOVE_POS_Y","flat":1653"#,
+    );
+    assert_eq!(m.step, Some(0));
+    assert!(m.field.starts_with("actions[0].tuple (agent"), "{m}");
+}
+
+#[test]
+fn an_unknown_agent_class_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut lines = lines_of("p01_hc_builder.jsonl.gz");
+    lines[0] = lines[0].replace("\"HardcodedBuilderAgent\"", "\"HardcodedBuilderAgnet\"");
+    let path = write_lines(dir.path(), "agent.jsonl", &lines);
+    let err = replay(&GoldenEpisode::read(&path).unwrap()).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("HardcodedBuilderAgnet") && text.contains("agents[0]"),
+        "{text}"
+    );
 }
 
 /// The lines of a small golden episode, decompressed.
 fn sample_lines() -> Vec<String> {
-    let path = episodes_dir().join("p01_hc_builder.jsonl.gz");
-    let file = std::fs::File::open(path).unwrap();
-    let mut text = String::new();
-    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(file), &mut text).unwrap();
-    text.lines().map(str::to_owned).collect()
+    lines_of("p01_hc_builder.jsonl.gz")
 }
 
 fn write_lines(dir: &Path, name: &str, lines: &[String]) -> PathBuf {

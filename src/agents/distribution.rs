@@ -1,0 +1,699 @@
+//! Distribution agents: they fill a distribution over the reference's 28 action
+//! channels (ENV_SPEC 4.3), flatten it to the config's flat action space and sample a
+//! flat action with their own seeded generator.
+//!
+//! The arithmetic follows the reference step by step (same divisions, sums in numpy's
+//! pairwise order) so that the flat probabilities agree with the recorded ones to the
+//! last few ulps. The sampling stream itself is not numpy's (`default_rng` plus
+//! `multinomial` is impractical to reproduce): only the distribution is at parity.
+
+use std::fmt;
+use std::ops::Range;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use super::registry::AgentError;
+use super::{Agent, Internals};
+use crate::sim::action::{Action, ActionType, FlatLayout};
+use crate::sim::block::{BlockId, NUM_BLOCKS};
+use crate::sim::config::{Abilities, Config};
+use crate::sim::coords::WorldSize;
+use crate::sim::mask;
+use crate::sim::obs::{Observation, WorldChannel};
+
+/// Number of action channels: NOOP, 10 PLACE, BREAK, 6 MOVE, 10 GIVE.
+pub const NUM_CHANNELS: usize = 28;
+
+/// The channels of an action type: one per block id for PLACE and GIVE, else one.
+pub fn channels_of(kind: ActionType) -> Range<usize> {
+    let start = match kind {
+        ActionType::Noop => 0,
+        ActionType::PlaceBlock => 1,
+        ActionType::BreakBlock => 1 + NUM_BLOCKS,
+        ActionType::GiveBlock => 8 + NUM_BLOCKS,
+        // The six moves follow BREAK in id order.
+        m => 2 + NUM_BLOCKS + usize::from(m.id() - ActionType::MovePosX.id()),
+    };
+    let len = if kind.uses_block() { NUM_BLOCKS } else { 1 };
+    start..start + len
+}
+
+/// numpy's reduction iterator hands the add loop at most this many elements at a
+/// time (its buffer size), even for contiguous arrays.
+const NUMPY_BUFSIZE: usize = 8192;
+
+/// Sums a contiguous float64 array in the order numpy's `add.reduce` does: pairwise
+/// within runs of 8192 elements, runs added left to right onto 0.
+///
+/// The reference normalises with such sums; using the same order makes our flat
+/// probabilities bit-identical to the recorded ones rather than merely close.
+pub fn numpy_sum(a: &[f64]) -> f64 {
+    a.chunks(NUMPY_BUFSIZE)
+        .fold(0.0, |total, run| total + pairwise_sum(run))
+}
+
+/// numpy's pairwise summation of one run: an 8-way unrolled loop for at most 128
+/// elements, else the two halves (split at a multiple of 8) summed recursively.
+pub fn pairwise_sum(a: &[f64]) -> f64 {
+    const BLOCK: usize = 128;
+    let n = a.len();
+    if n < 8 {
+        // numpy starts from -0.0 here so that all-negative-zero input keeps its sign;
+        // for probabilities that never matters, but it is free to mirror.
+        a.iter().fold(-0.0, |s, &v| s + v)
+    } else if n <= BLOCK {
+        let mut r = [0.0; 8];
+        r.copy_from_slice(&a[..8]);
+        let mut i = 8;
+        while i < n - n % 8 {
+            for j in 0..8 {
+                r[j] += a[i + j];
+            }
+            i += 8;
+        }
+        let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for &v in &a[i..] {
+            res += v;
+        }
+        res
+    } else {
+        let mut n2 = n / 2;
+        n2 -= n2 % 8;
+        pairwise_sum(&a[..n2]) + pairwise_sum(&a[n2..])
+    }
+}
+
+/// A dense distribution (or any per-action value) over the 28 channels and all cells:
+/// a `(28, W, H, D)` float64 array in C order, as `MbagActionDistribution` uses.
+#[derive(Clone, PartialEq)]
+pub struct ChannelDist {
+    size: WorldSize,
+    values: Vec<f64>,
+}
+
+impl fmt::Debug for ChannelDist {
+    // Tens of thousands of values would drown any panic message.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let nonzero = self.values.iter().filter(|&&v| v != 0.0).count();
+        f.debug_struct("ChannelDist")
+            .field("size", &self.size)
+            .field("nonzero", &nonzero)
+            .finish()
+    }
+}
+
+impl ChannelDist {
+    /// An all-zero array for a world size.
+    pub fn new(size: WorldSize) -> Self {
+        Self {
+            size,
+            values: vec![0.0; NUM_CHANNELS * size.num_cells()],
+        }
+    }
+
+    /// The world size.
+    pub fn size(&self) -> WorldSize {
+        self.size
+    }
+
+    /// Sets every value to zero.
+    pub fn clear(&mut self) {
+        self.values.fill(0.0);
+    }
+
+    /// All values, channel-major.
+    pub fn values(&self) -> &[f64] {
+        &self.values
+    }
+
+    /// All values, mutably.
+    pub fn values_mut(&mut self) -> &mut [f64] {
+        &mut self.values
+    }
+
+    fn span(&self, channels: Range<usize>) -> Range<usize> {
+        let n = self.size.num_cells();
+        channels.start * n..channels.end * n
+    }
+
+    /// A contiguous run of channels (each `W*H*D` values, C order).
+    pub fn channels(&self, channels: Range<usize>) -> &[f64] {
+        &self.values[self.span(channels)]
+    }
+
+    /// A contiguous run of channels, mutably.
+    pub fn channels_mut(&mut self, channels: Range<usize>) -> &mut [f64] {
+        let span = self.span(channels);
+        &mut self.values[span]
+    }
+
+    /// Sets the array to 1 where a flat mask is valid and 0 elsewhere. Location-free
+    /// actions (NOOP, moves) are valid in every cell or none, as in the reference's
+    /// C mask; disabled action types stay 0.
+    pub fn fill_from_mask(&mut self, mask: &[bool], layout: &FlatLayout) {
+        assert_eq!(mask.len(), layout.len(), "mask of another layout");
+        self.clear();
+        let n = self.size.num_cells();
+        for kind in ActionType::ALL {
+            let Some(offset) = layout.offset(kind) else {
+                continue;
+            };
+            let out = self.channels_mut(channels_of(kind));
+            if kind.uses_location() {
+                let len = out.len();
+                for (v, &m) in out.iter_mut().zip(&mask[offset..offset + len]) {
+                    *v = f64::from(u8::from(m));
+                }
+            } else if mask[offset] {
+                debug_assert_eq!(out.len(), n);
+                out.fill(1.0);
+            }
+        }
+    }
+
+    /// Flattens to the config's flat action space: location channels are copied,
+    /// location-free ones summed over all cells (`MbagActionDistribution.to_flat`);
+    /// channels of disabled types are dropped. Zero entries are left out.
+    pub fn to_flat(&self, layout: &FlatLayout, out: &mut FlatDist) {
+        out.entries.clear();
+        out.len = layout.len();
+        for kind in ActionType::ALL {
+            let Some(offset) = layout.offset(kind) else {
+                continue;
+            };
+            let values = self.channels(channels_of(kind));
+            if kind.uses_location() {
+                out.entries.extend(
+                    values
+                        .iter()
+                        .enumerate()
+                        .filter(|&(_, &v)| v != 0.0)
+                        .map(|(i, &v)| (offset + i, v)),
+                );
+            } else {
+                let total = numpy_sum(values);
+                if total != 0.0 {
+                    out.entries.push((offset, total));
+                }
+            }
+        }
+    }
+}
+
+/// A sparse distribution over the flat action space: the non-zero entries in
+/// ascending index order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FlatDist {
+    len: usize,
+    entries: Vec<(usize, f64)>,
+}
+
+impl FlatDist {
+    /// The size of the flat action space (0 before the first flattening).
+    pub fn space_len(&self) -> usize {
+        self.len
+    }
+
+    /// The non-zero `(flat_index, probability)` entries, ascending by index.
+    pub fn entries(&self) -> &[(usize, f64)] {
+        &self.entries
+    }
+
+    /// The number of non-zero entries (the reference's `flat_dist_nnz`).
+    pub fn nnz(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// The probability of a flat action (0 if it is not in the support).
+    pub fn prob(&self, flat: usize) -> f64 {
+        self.entries
+            .binary_search_by_key(&flat, |&(i, _)| i)
+            .map_or(0.0, |k| self.entries[k].1)
+    }
+
+    /// Draws a flat index with probability proportional to the entries, `None` if
+    /// there is no positive finite mass.
+    pub fn sample(&self, rng: &mut impl Rng) -> Option<usize> {
+        let total: f64 = self.entries.iter().map(|&(_, p)| p).sum();
+        if !(total.is_finite() && total > 0.0) {
+            return None;
+        }
+        let mut u = rng.random::<f64>() * total;
+        for &(i, p) in &self.entries {
+            if u < p {
+                return Some(i);
+            }
+            u -= p;
+        }
+        // Rounding can leave u just above the last cumulative mass.
+        self.entries
+            .iter()
+            .rev()
+            .find(|&&(_, p)| p > 0.0)
+            .map(|e| e.0)
+    }
+}
+
+/// How a distribution agent fills its 28-channel distribution.
+pub trait Policy: fmt::Debug + Send + Sized {
+    /// The reference class name.
+    const NAME: &'static str;
+
+    /// The policy for an env config, or why the reference refuses it.
+    fn for_config(config: &Config) -> Result<Self, AgentError>;
+
+    /// Fills `dist` (already zeroed) for `obs`.
+    fn fill(&mut self, obs: &Observation, layout: &FlatLayout, dist: &mut ChannelDist);
+}
+
+/// An agent that samples its action from a [`Policy`]'s distribution with its own
+/// seeded generator.
+///
+/// With an all-zero distribution it takes the *last* flat action, as the reference
+/// does: numpy's `multinomial` gives the last category whatever mass the others
+/// leave, so `argmax` of its draw lands there.
+#[derive(Debug)]
+pub struct DistributionAgent<P> {
+    policy: P,
+    layout: FlatLayout,
+    channels: ChannelDist,
+    flat: FlatDist,
+    rng: StdRng,
+}
+
+/// Always NOOP.
+pub type NoopAgent = DistributionAgent<Noop>;
+/// Each of the six moves with probability 1/6.
+pub type MovementAgent = DistributionAgent<Movement>;
+/// Uniform over action types, then over each type's valid actions.
+pub type RandomAgent = DistributionAgent<Random>;
+/// Breaks, then places, the lowest mismatched blocks first.
+pub type LowestBlockAgent = DistributionAgent<LowestBlock>;
+
+impl<P: Policy> DistributionAgent<P> {
+    /// An agent for an env config, seeded with 0 until [`Agent::reset`].
+    pub fn new(config: &Config) -> Result<Self, AgentError> {
+        Ok(Self {
+            policy: P::for_config(config)?,
+            layout: FlatLayout::new(config.world_size, config.abilities),
+            channels: ChannelDist::new(config.world_size),
+            flat: FlatDist::default(),
+            rng: StdRng::seed_from_u64(0),
+        })
+    }
+
+    /// The flat distribution of the last action.
+    pub fn last_distribution(&self) -> &FlatDist {
+        &self.flat
+    }
+
+    /// Computes the flat distribution for `obs` without sampling.
+    pub fn distribution(&mut self, obs: &Observation) -> &FlatDist {
+        self.channels.clear();
+        self.policy.fill(obs, &self.layout, &mut self.channels);
+        self.channels.to_flat(&self.layout, &mut self.flat);
+        &self.flat
+    }
+}
+
+impl<P: Policy> Agent for DistributionAgent<P> {
+    fn name(&self) -> &'static str {
+        P::NAME
+    }
+
+    fn reset(&mut self, seed: u64) {
+        self.rng = StdRng::seed_from_u64(seed);
+        self.flat = FlatDist::default();
+    }
+
+    fn act(&mut self, obs: &Observation) -> Action {
+        self.distribution(obs);
+        let flat = self
+            .flat
+            .sample(&mut self.rng)
+            .unwrap_or(self.layout.len() - 1);
+        self.layout
+            .action(flat)
+            .expect("sampled indices lie in the flat space")
+    }
+
+    fn internals(&self) -> Internals<'_> {
+        Internals::Distribution(&self.flat)
+    }
+}
+
+/// [`NoopAgent`]'s policy.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Noop;
+
+impl Policy for Noop {
+    const NAME: &'static str = "NoopAgent";
+
+    fn for_config(_: &Config) -> Result<Self, AgentError> {
+        Ok(Self)
+    }
+
+    fn fill(&mut self, _: &Observation, _: &FlatLayout, dist: &mut ChannelDist) {
+        dist.channels_mut(channels_of(ActionType::Noop))[0] = 1.0;
+    }
+}
+
+/// [`MovementAgent`]'s policy. With teleportation the moves have no flat index, so
+/// the flat distribution is empty (see [`DistributionAgent`] for what it then does).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Movement;
+
+impl Policy for Movement {
+    const NAME: &'static str = "MovementAgent";
+
+    fn for_config(_: &Config) -> Result<Self, AgentError> {
+        Ok(Self)
+    }
+
+    fn fill(&mut self, _: &Observation, _: &FlatLayout, dist: &mut ChannelDist) {
+        for kind in ActionType::MOVES {
+            dist.channels_mut(channels_of(kind))[0] = 1.0 / 6.0;
+        }
+    }
+}
+
+/// [`RandomAgent`]'s policy: the no-line-of-sight mask, each action type with a
+/// valid entry equally likely (every move is its own type), uniform within a type.
+#[derive(Clone, Debug)]
+pub struct Random {
+    abilities: Abilities,
+    mask: Vec<bool>,
+}
+
+impl Policy for Random {
+    const NAME: &'static str = "RandomAgent";
+
+    fn for_config(config: &Config) -> Result<Self, AgentError> {
+        Ok(Self {
+            abilities: config.abilities,
+            mask: Vec::new(),
+        })
+    }
+
+    fn fill(&mut self, obs: &Observation, layout: &FlatLayout, dist: &mut ChannelDist) {
+        self.mask.resize(layout.len(), false);
+        mask::compute(obs, self.abilities, layout, false, &mut self.mask);
+        dist.fill_from_mask(&self.mask, layout);
+        for kind in ActionType::ALL {
+            let values = dist.channels_mut(channels_of(kind));
+            let total = numpy_sum(values);
+            if total > 0.0 {
+                values.iter_mut().for_each(|v| *v /= total);
+            }
+        }
+        // With no valid action at all (a walking player without its marker) this is
+        // 0/0 as in the reference, which then fails to sample.
+        let total = numpy_sum(dist.values());
+        dist.values_mut().iter_mut().for_each(|v| *v /= total);
+    }
+}
+
+/// [`LowestBlockAgent`]'s policy (teleportation and infinite blocks only): break a
+/// lowest mismatched breakable block, else place a lowest missing block, uniformly.
+#[derive(Clone, Debug)]
+pub struct LowestBlock {
+    abilities: Abilities,
+    mask: Vec<bool>,
+    candidates: Vec<usize>,
+}
+
+impl Policy for LowestBlock {
+    const NAME: &'static str = "LowestBlockAgent";
+
+    fn for_config(config: &Config) -> Result<Self, AgentError> {
+        if !(config.abilities.inf_blocks && config.abilities.teleportation) {
+            return Err(AgentError::Unsupported {
+                agent: Self::NAME,
+                reason: "it needs teleportation and infinite blocks (it cannot move or \
+                         collect resources)",
+            });
+        }
+        Ok(Self {
+            abilities: config.abilities,
+            mask: Vec::new(),
+            candidates: Vec::new(),
+        })
+    }
+
+    fn fill(&mut self, obs: &Observation, layout: &FlatLayout, dist: &mut ChannelDist) {
+        self.mask.resize(layout.len(), false);
+        mask::compute(obs, self.abilities, layout, false, &mut self.mask);
+        let size = obs.size();
+        let n = size.num_cells();
+        let current = obs.channel(WorldChannel::CurrentBlocks);
+        let goal = obs.channel(WorldChannel::GoalBlocks);
+        let y_of = |i: usize| (i / size.depth) % size.height;
+
+        let break_mask = layout
+            .offset(ActionType::BreakBlock)
+            .map(|o| &self.mask[o..o + n]);
+        self.candidates.clear();
+        if let Some(valid) = break_mask {
+            self.candidates
+                .extend((0..n).filter(|&i| current[i] != goal[i] && valid[i]));
+        }
+        let kind = if !self.candidates.is_empty() {
+            ActionType::BreakBlock
+        } else {
+            // Every block has the same place mask here, so dirt stands for all.
+            if let Some(o) = layout.offset(ActionType::PlaceBlock) {
+                let valid = &self.mask[o + usize::from(BlockId::DIRT.0) * n..][..n];
+                self.candidates
+                    .extend((0..n).filter(|&i| current[i] == 0 && goal[i] != 0 && valid[i]));
+            }
+            ActionType::PlaceBlock
+        };
+        let Some(min_y) = self.candidates.iter().map(|&i| y_of(i)).min() else {
+            dist.channels_mut(channels_of(ActionType::Noop))[0] = 1.0;
+            return;
+        };
+        let channels = channels_of(kind);
+        for &i in self.candidates.iter().filter(|&&i| y_of(i) == min_y) {
+            let channel = match kind {
+                ActionType::PlaceBlock => channels.start + usize::from(goal[i]),
+                _ => channels.start,
+            };
+            dist.channels_mut(channel..channel + 1)[i] = 1.0;
+        }
+        let total = numpy_sum(dist.values());
+        dist.values_mut().iter_mut().for_each(|v| *v /= total);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::coords::Cell;
+    use crate::sim::obs::CURRENT_PLAYER;
+
+    fn config(size: [usize; 3], teleportation: bool, inf_blocks: bool) -> Config {
+        Config::from_json(&serde_json::json!({
+            "world_size": size,
+            "abilities": {"teleportation": teleportation, "flying": true, "inf_blocks": inf_blocks},
+        }))
+        .unwrap()
+    }
+
+    /// A world with a bedrock floor and dirt at y = 1, player 1 at `player` if given.
+    fn observation(size: WorldSize, player: Option<Cell>) -> Observation {
+        let mut obs = Observation::new(size, 1);
+        for c in size.cells() {
+            let i = size.index(c).get();
+            obs.channel_mut(WorldChannel::CurrentBlocks)[i] = match c.y {
+                0 => 1,
+                1 => 2,
+                _ => 0,
+            };
+        }
+        if let Some(p) = player {
+            let markers = obs.channel_mut(WorldChannel::PlayerLocations);
+            markers[size.index(p).get()] = CURRENT_PLAYER;
+            markers[size.index(p.above()).get()] = CURRENT_PLAYER;
+        }
+        obs
+    }
+
+    #[test]
+    fn pairwise_sum_uses_numpys_order() {
+        // Below 8 elements: left to right.
+        assert_eq!(pairwise_sum(&[0.1, 0.2, 0.3]), (0.1 + 0.2) + 0.3);
+        assert_eq!(pairwise_sum(&[]), 0.0);
+        // 8..=128: eight lanes, combined as a tree, then the tail.
+        let a: Vec<f64> = (0..19).map(|i| 1.0 / f64::from(i + 3)).collect();
+        let r: [f64; 8] = std::array::from_fn(|j| a[j] + a[j + 8]);
+        let tree = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        assert_eq!(pairwise_sum(&a), (tree + a[16]) + a[17] + a[18]);
+        // Above 128: split at an 8-aligned half.
+        let b: Vec<f64> = (0..300).map(|i| 1.0 / f64::from(i + 1)).collect();
+        assert_eq!(
+            pairwise_sum(&b),
+            pairwise_sum(&b[..144]) + pairwise_sum(&b[144..])
+        );
+        assert!((pairwise_sum(&b) - b.iter().sum::<f64>()).abs() < 1e-12);
+        // Whole arrays: runs of 8192 added onto 0 (the goldens' RandomAgent
+        // probabilities are only bit-exact with this chunking).
+        let c: Vec<f64> = (0..20_000).map(|i| 1.0 / f64::from(i + 7)).collect();
+        let runs = ((0.0 + pairwise_sum(&c[..8192])) + pairwise_sum(&c[8192..16_384]))
+            + pairwise_sum(&c[16_384..]);
+        assert_eq!(numpy_sum(&c), runs);
+        assert_eq!(numpy_sum(&b), pairwise_sum(&b));
+        assert!(numpy_sum(&[-0.0]).is_sign_positive());
+    }
+
+    #[test]
+    fn channel_layout_matches_the_reference() {
+        assert_eq!(channels_of(ActionType::Noop), 0..1);
+        assert_eq!(channels_of(ActionType::PlaceBlock), 1..11);
+        assert_eq!(channels_of(ActionType::BreakBlock), 11..12);
+        assert_eq!(channels_of(ActionType::MovePosX), 12..13);
+        assert_eq!(channels_of(ActionType::MoveNegZ), 17..18);
+        assert_eq!(channels_of(ActionType::GiveBlock), 18..28);
+    }
+
+    #[test]
+    fn noop_and_movement_distributions() {
+        let cfg = config([5, 6, 5], false, true);
+        let obs = observation(cfg.world_size, Some(Cell::new(2, 2, 2)));
+        let mut noop = NoopAgent::new(&cfg).unwrap();
+        noop.reset(3);
+        assert_eq!(noop.act(&obs), Action::NOOP);
+        assert_eq!(noop.last_distribution().entries(), &[(0, 1.0)]);
+
+        let mut movement = MovementAgent::new(&cfg).unwrap();
+        movement.reset(3);
+        let a = movement.act(&obs);
+        assert!(a.kind.is_move());
+        let layout = FlatLayout::new(cfg.world_size, cfg.abilities);
+        let first = layout.offset(ActionType::MovePosX).unwrap();
+        let expected: Vec<_> = (first..first + 6).map(|i| (i, 1.0 / 6.0)).collect();
+        assert_eq!(movement.last_distribution().entries(), &expected[..]);
+
+        // Teleporting: no moves exist; like numpy's multinomial over zeros, the agent
+        // lands on the last flat action (BREAK at the last cell here).
+        let cfg = config([5, 6, 5], true, true);
+        let mut movement = MovementAgent::new(&cfg).unwrap();
+        assert_eq!(movement.act(&obs).to_tuple(), [2, 149, 0]);
+        assert_eq!(movement.last_distribution().nnz(), 0);
+    }
+
+    #[test]
+    fn random_agent_splits_mass_per_action_type() {
+        let cfg = config([5, 6, 5], false, true);
+        let size = cfg.world_size;
+        let obs = observation(size, Some(Cell::new(2, 2, 2)));
+        let layout = FlatLayout::new(size, cfg.abilities);
+        let mut agent = RandomAgent::new(&cfg).unwrap();
+        agent.reset(7);
+        let dist = agent.distribution(&obs).clone();
+        let mut valid = vec![false; layout.len()];
+        mask::compute(&obs, cfg.abilities, &layout, false, &mut valid);
+        assert_eq!(dist.nnz(), valid.iter().filter(|&&v| v).count());
+        // Types with a valid entry: NOOP, PLACE, BREAK and the moves that are free.
+        let types: Vec<ActionType> = ActionType::ALL
+            .into_iter()
+            .filter(|&t| {
+                layout
+                    .offset(t)
+                    .is_some_and(|o| valid[o..o + layout.block_len(t)].iter().any(|&v| v))
+            })
+            .collect();
+        assert!(types.contains(&ActionType::PlaceBlock));
+        for &t in &types {
+            let o = layout.offset(t).unwrap();
+            let mass: f64 = (o..o + layout.block_len(t)).map(|i| dist.prob(i)).sum();
+            assert!((mass - 1.0 / types.len() as f64).abs() < 1e-12, "{t}");
+        }
+        let total: f64 = dist.entries().iter().map(|e| e.1).sum();
+        assert!((total - 1.0).abs() < 1e-12);
+        for _ in 0..50 {
+            let a = agent.act(&obs);
+            assert!(valid[layout.flat(a).unwrap()], "{a:?} is masked out");
+        }
+    }
+
+    #[test]
+    fn random_agent_is_reproducible_per_seed() {
+        let cfg = config([5, 6, 5], true, true);
+        let obs = observation(cfg.world_size, None);
+        let run = |seed| {
+            let mut agent = RandomAgent::new(&cfg).unwrap();
+            agent.reset(seed);
+            (0..20).map(|_| agent.act(&obs)).collect::<Vec<_>>()
+        };
+        assert_eq!(run(1), run(1));
+        assert_ne!(run(1), run(2));
+    }
+
+    #[test]
+    fn lowest_block_breaks_lowest_wrong_blocks_first() {
+        let cfg = config([5, 6, 5], true, true);
+        let size = cfg.world_size;
+        let mut obs = observation(size, None);
+        let idx = |x, y, z| size.index(Cell::new(x, y, z)).get();
+        // Goal: the dirt layer, plus cobblestone at (1, 2, 1) and (3, 3, 3) (floating,
+        // so not yet placeable), with the dirt at (2, 1, 2) and (4, 1, 0) wrong.
+        let goal: Vec<u8> = obs.channel(WorldChannel::CurrentBlocks).to_vec();
+        obs.channel_mut(WorldChannel::GoalBlocks)
+            .copy_from_slice(&goal);
+        let g = obs.channel_mut(WorldChannel::GoalBlocks);
+        g[idx(1, 2, 1)] = 3;
+        g[idx(3, 3, 3)] = 3;
+        g[idx(2, 1, 2)] = 0;
+        g[idx(4, 1, 0)] = 5;
+        let layout = FlatLayout::new(size, cfg.abilities);
+        let brk = layout.offset(ActionType::BreakBlock).unwrap();
+        let place = layout.offset(ActionType::PlaceBlock).unwrap();
+        let n = size.num_cells();
+        let mut agent = LowestBlockAgent::new(&cfg).unwrap();
+        agent.reset(0);
+        let dist = agent.distribution(&obs).clone();
+        assert_eq!(
+            dist.entries(),
+            &[(brk + idx(2, 1, 2), 0.5), (brk + idx(4, 1, 0), 0.5)]
+        );
+
+        // Once both are broken, only the supported cobblestone can be placed; the
+        // wool goal at (4, 1, 0) is lower and wins.
+        let c = obs.channel_mut(WorldChannel::CurrentBlocks);
+        c[idx(2, 1, 2)] = 0;
+        c[idx(4, 1, 0)] = 0;
+        let dist = agent.distribution(&obs).clone();
+        assert_eq!(dist.entries(), &[(place + 5 * n + idx(4, 1, 0), 1.0)]);
+        let a = agent.act(&obs);
+        assert_eq!(a.to_tuple(), [1, idx(4, 1, 0) as i64, 5]);
+
+        // Matching the goal except the floating block: NOOP.
+        let c = obs.channel_mut(WorldChannel::CurrentBlocks);
+        c[idx(4, 1, 0)] = 5;
+        c[idx(1, 2, 1)] = 3;
+        assert_eq!(agent.act(&obs), Action::NOOP);
+        assert_eq!(agent.last_distribution().entries(), &[(0, 1.0)]);
+    }
+
+    #[test]
+    fn lowest_block_refuses_walking_or_palette_configs() {
+        let err = LowestBlockAgent::new(&config([5, 6, 5], false, true)).unwrap_err();
+        assert!(err.to_string().contains("LowestBlockAgent"), "{err}");
+        assert!(LowestBlockAgent::new(&config([5, 6, 5], true, false)).is_err());
+    }
+
+    #[test]
+    fn sampling_follows_the_weights() {
+        let dist = FlatDist {
+            len: 10,
+            entries: vec![(2, 0.25), (7, 0.75)],
+        };
+        let mut rng = StdRng::seed_from_u64(1);
+        let sevens = (0..4000)
+            .filter(|_| dist.sample(&mut rng) == Some(7))
+            .count();
+        assert!((2800..3200).contains(&sevens), "{sevens}");
+        assert_eq!(FlatDist::default().sample(&mut rng), None);
+    }
+}

@@ -1,0 +1,88 @@
+//! The reference's heuristic and hardcoded agents (ENV_SPEC section 13).
+//!
+//! Every agent sees only its own [`Observation`] and answers with one [`Action`].
+//! Agents keep the internals the reference exposes (the flat distribution an action
+//! was sampled from, the current layer, the priority queue, the command counter) so
+//! that tests and the golden replay can compare them with the reference's records.
+//!
+//! - [`distribution`]: agents that build a distribution over the 28 action channels,
+//!   flatten it and sample from it (Noop, Movement, Random, LowestBlock).
+//! - [`heuristic`]: deterministic builders (LayerBuilder, PriorityQueue,
+//!   MirrorBuilding).
+//! - [`hardcoded`]: the five fixed command sequences.
+//! - [`human`]: replays actions pushed from outside.
+//! - [`registry`]: building an agent from its reference class name and config.
+
+use std::fmt;
+
+use crate::sim::action::Action;
+use crate::sim::obs::Observation;
+
+pub mod distribution;
+pub mod hardcoded;
+pub mod heuristic;
+pub mod human;
+pub mod registry;
+
+pub use distribution::{
+    ChannelDist, DistributionAgent, FlatDist, LowestBlockAgent, MovementAgent, NoopAgent,
+    RandomAgent,
+};
+pub use hardcoded::{
+    HardcodedBuilderAgent, HardcodedHumanAgent, HardcodedInventoryDonator,
+    HardcodedInventoryReceiver, HardcodedResourceAgent, SequenceAgent,
+};
+pub use heuristic::{
+    Choice, Chooser, LayerBuilderAgent, MirrorBuildingAgent, PriorityQueueAgent, PyRandomChooser,
+    QueueEntry, RngChooser, ScriptedChooser,
+};
+pub use human::HumanAgent;
+pub use registry::{AGENT_NAMES, AgentError, build_agent, is_known_agent};
+
+/// An agent playing one player of an episode.
+pub trait Agent: fmt::Debug + Send {
+    /// The reference class name, e.g. `"LowestBlockAgent"`.
+    fn name(&self) -> &'static str;
+
+    /// Starts a new episode: clears per-episode state and reseeds the agent's own
+    /// random generator (agents without randomness ignore the seed).
+    fn reset(&mut self, seed: u64);
+
+    /// Chooses the action for `obs`, the observation the env returned last (or at
+    /// reset).
+    fn act(&mut self, obs: &Observation) -> Action;
+
+    /// What the agent knows after its last [`Agent::act`], for inspection.
+    fn internals(&self) -> Internals<'_>;
+}
+
+/// An agent's inspectable internals, as of its last action.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Internals<'a> {
+    /// Nothing worth exposing (MirrorBuildingAgent, HumanAgent).
+    None,
+    /// The flat distribution the last action was sampled from (empty before the
+    /// first action).
+    Distribution(&'a FlatDist),
+    /// LayerBuilderAgent: its last uniform choice (none when it did a NOOP) and the
+    /// layer it is working on.
+    LayerBuilder {
+        /// The last choice, if the last action made one.
+        choice: Option<Choice>,
+        /// The current layer (y); equals the height once everything is built.
+        current_layer: usize,
+    },
+    /// PriorityQueueAgent: whether it has seeded its queue, and the queue contents in
+    /// ascending order.
+    PriorityQueue {
+        /// Whether the queue has been seeded (after the first action).
+        seeding: bool,
+        /// The queued cells, smallest first.
+        frontier: Vec<QueueEntry>,
+    },
+    /// A hardcoded sequence agent: the index of the next command.
+    Sequence {
+        /// Commands issued so far (capped at the sequence length).
+        next_command: usize,
+    },
+}
