@@ -151,7 +151,11 @@ impl Blocks {
     /// If either array's length differs from `size.num_cells()`.
     pub fn from_raw(size: WorldSize, ids: Vec<u8>, states: Vec<u8>) -> Self {
         assert_eq!(ids.len(), size.num_cells(), "block ids do not fit {size}");
-        assert_eq!(states.len(), size.num_cells(), "block states do not fit {size}");
+        assert_eq!(
+            states.len(),
+            size.num_cells(),
+            "block states do not fit {size}"
+        );
         Self { size, ids, states }
     }
 

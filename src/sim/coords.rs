@@ -185,7 +185,11 @@ impl PlayerPos {
 
     /// The position standing in the centre of `cell`'s floor.
     pub fn centred_in(cell: Cell) -> Self {
-        Self::new(f64::from(cell.x) + 0.5, f64::from(cell.y), f64::from(cell.z) + 0.5)
+        Self::new(
+            f64::from(cell.x) + 0.5,
+            f64::from(cell.y),
+            f64::from(cell.z) + 0.5,
+        )
     }
 
     /// The feet cell, `floor` of each coordinate.

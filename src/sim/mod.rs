@@ -6,6 +6,7 @@
 
 pub mod block;
 pub mod coords;
+pub mod goal;
 
 pub use block::{BlockId, Blocks, NUM_BLOCKS};
 pub use coords::{Cell, CellIndex, PlayerId, PlayerPos, WorldSize};

@@ -1,1 +1,3 @@
 //! Integration tests of the mbag crate.
+
+mod goal_transforms;
