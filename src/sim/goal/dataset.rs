@@ -67,6 +67,8 @@ pub struct House {
     pub id: String,
     /// The file it was read from.
     pub path: PathBuf,
+    /// The subset named in the file, if any.
+    pub subset: Option<String>,
     /// The structure, states all 0.
     pub blocks: Blocks,
 }
@@ -75,6 +77,8 @@ pub struct House {
 struct HouseFile {
     format: String,
     id: String,
+    #[serde(default)]
+    subset: Option<String>,
     size: [usize; 3],
     blocks: Vec<u16>,
 }
@@ -115,6 +119,7 @@ pub fn load_house(path: &Path) -> Result<House, DatasetError> {
     fill_placeholders(&mut blocks);
     Ok(House {
         id: file.id,
+        subset: file.subset,
         path: path.to_owned(),
         blocks,
     })
@@ -223,22 +228,9 @@ impl Grabcraft {
     pub fn load(dir: &Path, subset: &str) -> Result<Self, DatasetError> {
         let mut houses = Vec::new();
         for path in json_files(dir)? {
-            let text = fs::read_to_string(&path).map_err(|source| DatasetError::Io {
-                path: path.clone(),
-                source,
-            })?;
-            #[derive(Deserialize)]
-            struct SubsetOnly {
-                #[serde(default)]
-                subset: Option<String>,
-            }
-            let file_subset: SubsetOnly =
-                serde_json::from_str(&text).map_err(|e| DatasetError::Invalid {
-                    path: path.clone(),
-                    reason: e.to_string(),
-                })?;
-            if file_subset.subset.as_deref().unwrap_or("train") == subset {
-                houses.push(load_house(&path)?);
+            let house = load_house(&path)?;
+            if house.subset.as_deref().unwrap_or("train") == subset {
+                houses.push(house);
             }
         }
         if houses.is_empty() {

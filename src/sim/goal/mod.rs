@@ -34,8 +34,9 @@ pub use dataset::DatasetError;
 /// How many candidates a rejection loop draws before giving up.
 pub const MAX_ATTEMPTS: usize = 10_000;
 
-/// Produces goal structures.
-pub trait GoalGenerator: fmt::Debug {
+/// Produces goal structures. `Send` so that environments owning one can move
+/// between threads.
+pub trait GoalGenerator: fmt::Debug + Send {
     /// A structure no larger than `size` on every axis (some generators return
     /// exactly `size`).
     fn generate(&mut self, size: WorldSize, rng: &mut dyn RngCore) -> Result<Blocks, GoalError>;
@@ -110,6 +111,23 @@ pub enum GoalError {
         /// "block id" or "block state".
         what: &'static str,
     },
+    /// A transform cannot shrink a structure to a size with an empty extent (the
+    /// reference divides by zero, loops forever or raises `IndexError`).
+    #[error("{what} cannot scale a structure down to {size}, which has an empty extent")]
+    EmptyTarget {
+        /// The transform.
+        what: &'static str,
+        /// The requested size.
+        size: WorldSize,
+    },
+    /// An option value this implementation does not support.
+    #[error("{what}: {detail}")]
+    Unsupported {
+        /// The generator or transform.
+        what: &'static str,
+        /// Which option value.
+        detail: String,
+    },
     /// A goal dataset could not be read.
     #[error(transparent)]
     Dataset(#[from] DatasetError),
@@ -123,7 +141,17 @@ impl GoalError {
             Self::SizeTooSmall { .. } | Self::PathOutOfBounds { .. } => Some("IndexError"),
             Self::DoesNotFit { .. } | Self::PathSearchTooFlat { .. } => Some("ValueError"),
             Self::NoAirToInterpolate { .. } => Some("AssertionError"),
-            Self::Exhausted { .. } | Self::NothingFits { .. } | Self::Dataset(_) => None,
+            // area_sample divides by the target extent; seam_carve ends up deleting a
+            // slice of an empty axis.
+            Self::EmptyTarget { what, .. } => Some(if *what == "area_sample" {
+                "ZeroDivisionError"
+            } else {
+                "IndexError"
+            }),
+            Self::Exhausted { .. }
+            | Self::NothingFits { .. }
+            | Self::Unsupported { .. }
+            | Self::Dataset(_) => None,
         }
     }
 }

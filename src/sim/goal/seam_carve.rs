@@ -51,7 +51,7 @@ pub struct SeamCarve {
 impl GoalGenerator for SeamCarve {
     fn generate(&mut self, size: WorldSize, rng: &mut dyn RngCore) -> Result<Blocks, GoalError> {
         let goal = self.inner.generate(self.config.max_original_size, rng)?;
-        Ok(seam_carve(goal, size, &self.config))
+        seam_carve(goal, size, &self.config)
     }
 }
 
@@ -167,7 +167,20 @@ fn delete_slice(goal: &Blocks, axis: usize, index: usize) -> Blocks {
 }
 
 /// Deletes the cheapest slices of `goal` (ids and states) until it fits `size`.
-pub fn seam_carve(mut goal: Blocks, size: WorldSize, config: &SeamCarveConfig) -> Blocks {
+///
+/// A target with an empty extent is refused: the reference's costs become NaN there
+/// and it ends up deleting slices of the wrong axis until it fails.
+pub fn seam_carve(
+    mut goal: Blocks,
+    size: WorldSize,
+    config: &SeamCarveConfig,
+) -> Result<Blocks, GoalError> {
+    if size.axes().contains(&0) && !super::grid::fits(goal.size(), size) {
+        return Err(GoalError::EmptyTarget {
+            what: "seam_carve",
+            size,
+        });
+    }
     let dims = goal.size().axes();
     let mut orig = [linspace(dims[0]), linspace(dims[1]), linspace(dims[2])];
     let target = size.axes();
@@ -176,7 +189,7 @@ pub fn seam_carve(mut goal: Blocks, size: WorldSize, config: &SeamCarveConfig) -
         let current = goal.size().axes();
         let too_big: Vec<usize> = (0..3).filter(|&a| current[a] > target[a]).collect();
         if too_big.is_empty() {
-            return goal;
+            return Ok(goal);
         }
         let before = position_rms(&orig, &mut buffer);
         let mut best = (0, 0);
@@ -220,8 +233,10 @@ mod tests {
     fn removes_empty_slices_first() {
         // 1x1x4 line [stone, air, stone, stone] carved to depth 3: the air slice goes.
         let g = from_ids(WorldSize::new(1, 1, 4), vec![7, 0, 7, 7]);
-        let out = seam_carve(g, WorldSize::new(1, 1, 3), &SeamCarveConfig::default());
+        let out = seam_carve(g, WorldSize::new(1, 1, 3), &SeamCarveConfig::default()).unwrap();
         assert_eq!(out.ids(), &[7, 7, 7]);
+        let g = from_ids(WorldSize::new(1, 1, 2), vec![7, 0]);
+        assert!(seam_carve(g, WorldSize::new(1, 1, 0), &SeamCarveConfig::default()).is_err());
         // Already small enough: unchanged.
         let g = from_ids(WorldSize::new(1, 1, 2), vec![7, 0]);
         assert_eq!(
@@ -229,7 +244,8 @@ mod tests {
                 g.clone(),
                 WorldSize::new(2, 2, 2),
                 &SeamCarveConfig::default()
-            ),
+            )
+            .unwrap(),
             g
         );
     }

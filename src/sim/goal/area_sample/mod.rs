@@ -17,7 +17,7 @@ use super::{GoalError, GoalGenerator, MAX_ATTEMPTS};
 use crate::sim::{Blocks, WorldSize};
 
 use paths::{PATH, find_paths, recreate_paths};
-use zoom::zoom_argmax;
+use zoom::{ZoomOrder, zoom_argmax};
 
 /// Configuration of [`AreaSample`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -55,13 +55,17 @@ impl AreaSampleConfig {
     /// Checks the options this implementation supports: spline orders 0 and 1 (the
     /// higher orders need scipy's spline prefilter, which is not reproduced).
     pub fn validate(&self) -> Result<(), String> {
-        if self.interpolation_order > 1 {
-            return Err(format!(
-                "interpolation_order {} is not supported (only 0 and 1)",
-                self.interpolation_order
-            ));
+        self.zoom_order().map(|_| ())
+    }
+
+    fn zoom_order(&self) -> Result<ZoomOrder, String> {
+        match self.interpolation_order {
+            0 => Ok(ZoomOrder::Nearest),
+            1 => Ok(ZoomOrder::Linear),
+            other => Err(format!(
+                "interpolation_order {other} is not supported (only 0 and 1)"
+            )),
         }
-        Ok(())
     }
 
     /// The per-axis zoom of the interpolation step, as the reference's `_get_zoom`.
@@ -136,6 +140,18 @@ pub fn scale_down(
     if fits(structure.size(), size) {
         return Ok(structure);
     }
+    if size.axes().contains(&0) {
+        return Err(GoalError::EmptyTarget {
+            what: "area_sample",
+            size,
+        });
+    }
+    let order = config
+        .zoom_order()
+        .map_err(|detail| GoalError::Unsupported {
+            what: "area_sample",
+            detail,
+        })?;
     if config.preserve_paths {
         let paths = find_paths(&structure)?;
         for (id, &is_path) in structure.ids_mut().iter_mut().zip(paths.data()) {
@@ -147,7 +163,7 @@ pub fn scale_down(
     if config.interpolate {
         let iterations = scaling_iterations(structure.size(), size);
         let zoom = config.zoom(structure.size(), size, iterations);
-        structure = interpolate(&structure, zoom, config.interpolation_order)?;
+        structure = interpolate(&structure, zoom, order)?;
     }
     while !fits(structure.size(), size) {
         structure = halve(&structure);
@@ -158,7 +174,7 @@ pub fn scale_down(
 
 /// Zooms ids and states separately (each by argmax of the interpolated one-hot
 /// indicators, see [`zoom`]).
-fn interpolate(structure: &Blocks, zoom: [f64; 3], order: u32) -> Result<Blocks, GoalError> {
+fn interpolate(structure: &Blocks, zoom: [f64; 3], order: ZoomOrder) -> Result<Blocks, GoalError> {
     let dims = structure.size().axes();
     // The reference asserts that value 0 is present (it is the argmax fallback).
     if !structure.ids().contains(&0) {
@@ -287,6 +303,20 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn unsupported_orders_and_empty_targets_are_errors() {
+        let g = from_ids(WorldSize::new(4, 2, 4), vec![0; 32]);
+        let cubic = AreaSampleConfig {
+            interpolation_order: 3,
+            ..Default::default()
+        };
+        assert!(cubic.validate().is_err());
+        let err = scale_down(g.clone(), WorldSize::new(2, 2, 2), &cubic).unwrap_err();
+        assert!(matches!(err, GoalError::Unsupported { .. }), "{err}");
+        let err = scale_down(g, WorldSize::new(2, 0, 2), &AreaSampleConfig::default()).unwrap_err();
+        assert_eq!(err.reference_exception(), Some("ZeroDivisionError"));
     }
 
     #[test]

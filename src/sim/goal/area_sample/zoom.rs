@@ -15,6 +15,15 @@
 //!
 //! Spline orders above 1 need scipy's prefilter and are not supported.
 
+/// The supported spline orders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ZoomOrder {
+    /// Order 0: the nearest sample (halves round up).
+    Nearest,
+    /// Order 1: linear interpolation.
+    Linear,
+}
+
 /// The per-axis sampling table: for each output index, `None` (outside: the constant)
 /// or the sample indices and their weights.
 #[derive(Debug, Clone)]
@@ -39,7 +48,7 @@ fn mirror_index(idx: usize, len: usize) -> usize {
     i
 }
 
-fn axis_table(n_in: usize, n_out: usize, order: u32) -> AxisTable {
+fn axis_table(n_in: usize, n_out: usize, order: ZoomOrder) -> AxisTable {
     let factor = if n_out > 1 {
         (n_in as f64 - 1.0) / (n_out as f64 - 1.0)
     } else {
@@ -52,7 +61,7 @@ fn axis_table(n_in: usize, n_out: usize, order: u32) -> AxisTable {
             if cc < 0.0 || cc > last {
                 return None;
             }
-            if order == 0 {
+            if order == ZoomOrder::Nearest {
                 let start = (cc + 0.5).floor() as usize;
                 Some(([mirror_index(start, n_in), 0], [1.0, 0.0]))
             } else {
@@ -81,17 +90,13 @@ pub fn zoomed_dims(dims: [usize; 3], zoom: [f64; 3]) -> [usize; 3] {
 
 /// Zooms the label array `values` (C order over `dims`) and returns, per output cell,
 /// the label whose interpolated indicator is largest (the lowest label on ties), and
-/// the output extents. `labels` are the distinct values of `values`, ascending.
-///
-/// # Panics
-/// If `order` is not 0 or 1 (the caller validates the configuration).
+/// the output extents. The labels are the distinct values of `values`.
 pub fn zoom_argmax(
     values: &[u8],
     dims: [usize; 3],
     zoom: [f64; 3],
-    order: u32,
+    order: ZoomOrder,
 ) -> (Vec<u8>, [usize; 3]) {
-    assert!(order <= 1, "spline order {order} is not supported");
     let mut present = [false; 256];
     for &v in values {
         present[usize::from(v)] = true;
@@ -101,7 +106,7 @@ pub fn zoom_argmax(
     let tables: Vec<AxisTable> = (0..3)
         .map(|a| axis_table(dims[a], out_dims[a], order))
         .collect();
-    let taps = if order == 0 { 1 } else { 2 };
+    let taps = if order == ZoomOrder::Nearest { 1 } else { 2 };
     let mut out = Vec::with_capacity(out_dims[0] * out_dims[1] * out_dims[2]);
     let mut totals = vec![0.0f64; labels.len()];
     for i in 0..out_dims[0] {
@@ -121,7 +126,7 @@ pub fn zoom_argmax(
                     for fy in 0..taps {
                         for fz in 0..taps {
                             let v = values[(sx.0[fx] * dims[1] + sy.0[fy]) * dims[2] + sz.0[fz]];
-                            let coeff = if order == 0 {
+                            let coeff = if order == ZoomOrder::Nearest {
                                 1.0
                             } else {
                                 sx.1[fx] * sy.1[fy] * sz.1[fz]
@@ -166,18 +171,28 @@ mod tests {
     #[test]
     fn halving_a_line_ties_to_the_lower_label() {
         // 1-D along z: [0, 3, 3, 0] zoomed to 2 cells samples z = 0 and z = 3 exactly.
-        let (out, dims) = zoom_argmax(&[0, 3, 3, 0], [1, 1, 4], [1.0, 1.0, 0.5], 1);
+        let (out, dims) = zoom_argmax(&[0, 3, 3, 0], [1, 1, 4], [1.0, 1.0, 0.5], ZoomOrder::Linear);
         assert_eq!(dims, [1, 1, 2]);
         assert_eq!(out, vec![0, 0]);
         // [0, 3, 5] to 5 cells: coordinates 0, .5, 1, 1.5, 2; the halves are ties
         // between air/cobblestone (air wins) and cobblestone/planks (cobblestone wins).
-        let (out, _) = zoom_argmax(&[0, 3, 5], [1, 1, 3], [1.0, 1.0, 5.0 / 3.0], 1);
+        let (out, _) = zoom_argmax(
+            &[0, 3, 5],
+            [1, 1, 3],
+            [1.0, 1.0, 5.0 / 3.0],
+            ZoomOrder::Linear,
+        );
         assert_eq!(out, vec![0, 0, 3, 3, 5]);
     }
 
     #[test]
     fn nearest_rounds_half_up() {
-        let (out, _) = zoom_argmax(&[0, 3, 5], [1, 1, 3], [1.0, 1.0, 5.0 / 3.0], 0);
+        let (out, _) = zoom_argmax(
+            &[0, 3, 5],
+            [1, 1, 3],
+            [1.0, 1.0, 5.0 / 3.0],
+            ZoomOrder::Nearest,
+        );
         assert_eq!(out, vec![0, 3, 3, 5, 5]);
     }
 }
