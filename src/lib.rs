@@ -3,10 +3,15 @@
 //! # Layout
 //! - [`sim`]: the pure simulator, at exact parity with the reference environment.
 //! - [`agents`]: the reference's heuristic and hardcoded agents, acting on observations.
+//! - [`eval`]: episode metrics with the reference's definitions.
 //! - [`golden`]: reading the reference's golden data and replaying it through [`sim`].
+//! - [`vecenv`]: many environments stepped on worker threads.
+//! - [`bench`]: speed measurements against the reference's figures.
+//! - [`cli`]: the `mbag` command line.
 #![warn(missing_docs)]
 
 pub mod agents;
+pub mod bench;
 pub mod cli;
 pub mod eval;
 pub mod golden;

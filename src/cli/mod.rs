@@ -1,5 +1,7 @@
 //! The `mbag` command line. The only place (with `main.rs`) that uses `anyhow`.
 
+mod bench;
+mod demo;
 mod verify;
 
 use std::path::PathBuf;
@@ -33,6 +35,16 @@ pub enum Command {
     ///
     /// Example: mbag verify-golden ../shared/reference/golden/episodes
     VerifyGolden(verify::VerifyArgs),
+    /// Simulate one episode of the paper's setting with heuristic players (the
+    /// default job of `scripts/run`).
+    ///
+    /// Example: mbag demo --second noop --seed 3
+    Demo(demo::DemoArgs),
+    /// Measure speed against the reference's figures, printing ratios.
+    ///
+    /// Example: mbag bench env --reps 3
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
 }
 
 impl Cli {
@@ -41,6 +53,8 @@ impl Cli {
         init_logging(self.verbose);
         match self.command {
             Command::VerifyGolden(args) => verify::run(args),
+            Command::Demo(args) => demo::run(args),
+            Command::Bench(command) => bench::run(command),
         }
     }
 }
@@ -57,7 +71,15 @@ fn init_logging(verbose: u8) {
         .init();
 }
 
-/// The default location of the shared reference data, beside the project root.
+/// The shared reference data: `$MBAG_SHARED` if set, else `../shared` if it exists
+/// (run from the project root), else the folder beside this build's source tree.
 pub fn shared_dir() -> PathBuf {
-    PathBuf::from("../shared")
+    if let Some(dir) = std::env::var_os("MBAG_SHARED") {
+        return PathBuf::from(dir);
+    }
+    let relative = PathBuf::from("../shared");
+    if relative.is_dir() {
+        return relative;
+    }
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared"))
 }

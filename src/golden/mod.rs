@@ -7,3 +7,4 @@ pub mod agents;
 pub mod compare;
 pub mod episode;
 pub mod format;
+pub mod goal_transforms;

@@ -5,6 +5,7 @@ use super::action::{Action, ActionType, FlatLayout};
 use super::block::{BlockId, Blocks};
 use super::config::{Config, RewardValues};
 use super::coords::{Cell, CellIndex, PlayerId, PlayerPos, WorldSize};
+use super::goal::{GoalError, GoalGenerator};
 use super::inventory::{Inventory, Slot};
 use super::obs::{CURRENT_PLAYER, Observation, WorldChannel};
 use super::pyhash::{PyRandom, hash_bytes_int_tuple};
@@ -283,6 +284,32 @@ impl Env {
     /// reset twice without a step in between).
     pub fn needs_new_goal(&self) -> bool {
         self.any_step_since_reset
+    }
+
+    /// Resets the episode as the reference does: a new goal from `generator` unless
+    /// no step was taken since the last reset (then the goal is kept), start
+    /// positions, inventories.
+    pub fn reset(
+        &mut self,
+        generator: &mut dyn GoalGenerator,
+        rng: &mut impl rand::Rng,
+    ) -> Result<(), GoalError> {
+        let goal = if self.needs_new_goal() {
+            let structure = generator.generate(self.goal_structure_size(), rng)?;
+            place_goal(self.size, &structure, self.config.abilities.inf_blocks)
+        } else {
+            self.goal.clone()
+        };
+        self.reset_with_goal(goal, rng);
+        Ok(())
+    }
+
+    /// The size a goal structure may have: the world less a one-cell border (and the
+    /// palette column when blocks are limited).
+    pub fn goal_structure_size(&self) -> WorldSize {
+        let s = self.size;
+        let border = if self.config.abilities.inf_blocks { 2 } else { 3 };
+        WorldSize::new(s.width - border, s.height - 2, s.depth - 2)
     }
 
     /// Resets the episode around `goal` (already placed in a world-sized grid, see

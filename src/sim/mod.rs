@@ -9,6 +9,7 @@ pub mod block;
 pub mod config;
 pub mod coords;
 pub mod env;
+pub mod goal;
 pub mod inventory;
 pub mod mask;
 pub mod obs;

@@ -1,4 +1,5 @@
 //! Integration tests of the mbag crate. They read the reference data in
 //! `../shared` by relative path, as CI does.
 
+mod goal_transforms;
 mod golden_episodes;

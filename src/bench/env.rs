@@ -1,0 +1,236 @@
+//! `mbag bench env`: the reference's speed scenarios (`../shared/reference/SPEED.md`)
+//! run in one process, timed the same way: "env" is a step plus every player's
+//! observation (the reference's `step` returns them), "policy" is the players' masks
+//! (uniform scenarios; sampling is not timed) or the agents' `act`.
+
+use std::time::{Duration, Instant};
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde_json::json;
+
+use crate::agents::{Agent, build_agent};
+use crate::sim::action::Action;
+use crate::sim::config::Config;
+use crate::sim::env::Env;
+use crate::sim::goal::{GoalConfig, GoalError, GoalGenerator, Subset};
+use crate::sim::mask;
+use crate::vecenv::{EpisodeStarter, MaskMode, VecEnv};
+
+/// Who chooses the actions of a rollout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Actor {
+    /// Uniform over the valid flat actions of each player's mask.
+    Uniform {
+        /// Use line-of-sight masks.
+        line_of_sight: bool,
+    },
+    /// A reference agent class.
+    Agent(&'static str),
+}
+
+/// One rollout kind.
+#[derive(Clone, Copy, Debug)]
+pub struct Rollout {
+    /// Its name (as in the reference's bench script).
+    pub name: &'static str,
+    /// Number of players.
+    pub players: usize,
+    /// Teleportation instead of walking.
+    pub teleportation: bool,
+    /// Who acts.
+    pub actor: Actor,
+}
+
+/// The rollouts of the reference bench.
+pub const ROLLOUTS: [Rollout; 6] = [
+    Rollout { name: "walk_uniform", players: 2, teleportation: false, actor: Actor::Uniform { line_of_sight: false } },
+    Rollout { name: "walk_uniform_los", players: 2, teleportation: false, actor: Actor::Uniform { line_of_sight: true } },
+    Rollout { name: "teleport_uniform", players: 2, teleportation: true, actor: Actor::Uniform { line_of_sight: false } },
+    Rollout { name: "lowest_block_1p", players: 1, teleportation: true, actor: Actor::Agent("LowestBlockAgent") },
+    Rollout { name: "lowest_block_2p", players: 2, teleportation: true, actor: Actor::Agent("LowestBlockAgent") },
+    Rollout { name: "random_agent_2p_walk", players: 2, teleportation: false, actor: Actor::Agent("RandomAgent") },
+];
+
+/// A scenario: a rollout and which of its parts are timed.
+#[derive(Clone, Copy, Debug)]
+pub struct Scenario {
+    /// The key in `speed_baseline.json`.
+    pub key: &'static str,
+    /// The rollout it times.
+    pub rollout: &'static str,
+    /// Whether the policy part (masks or agents) counts.
+    pub with_policy: bool,
+}
+
+/// The scenarios of SPEED.md.
+pub const SCENARIOS: [Scenario; 7] = [
+    Scenario { key: "uniform_valid_2p_walk_env_step_only", rollout: "walk_uniform", with_policy: false },
+    Scenario { key: "uniform_valid_2p_walk_with_masks", rollout: "walk_uniform", with_policy: true },
+    Scenario { key: "uniform_valid_2p_walk_with_los_masks", rollout: "walk_uniform_los", with_policy: true },
+    Scenario { key: "uniform_valid_2p_teleport_with_masks", rollout: "teleport_uniform", with_policy: true },
+    Scenario { key: "lowest_block_agent_1p_teleport", rollout: "lowest_block_1p", with_policy: true },
+    Scenario { key: "lowest_block_agent_2p_teleport", rollout: "lowest_block_2p", with_policy: true },
+    Scenario { key: "random_agent_2p_walk", rollout: "random_agent_2p_walk", with_policy: true },
+];
+
+/// Time spent in one repetition of a rollout.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Timing {
+    /// In `step` plus observations.
+    pub env: Duration,
+    /// In masks or agents.
+    pub policy: Duration,
+}
+
+/// The paper-like config of the bench: 11x10x10, infinite blocks, random starts,
+/// horizon 1500, place_wrong -1.
+pub fn bench_config(players: usize, teleportation: bool) -> Config {
+    Config::from_json(&json!({
+        "num_players": players,
+        "horizon": 1500,
+        "world_size": [11, 10, 10],
+        "random_start_locations": true,
+        "rewards": {"place_wrong": -1},
+        "players": vec![json!({}); players],
+        "abilities": {"teleportation": teleportation, "flying": true, "inf_blocks": true},
+    }))
+    .expect("the bench config is valid")
+}
+
+/// The goal generator of the bench: the CraftAssist train houses through the
+/// human-study chain, reading houses from `houses_dir`.
+pub fn bench_goals(houses_dir: &std::path::Path) -> Result<Box<dyn GoalGenerator>, GoalError> {
+    GoalConfig::human_study_in(Subset::Train, houses_dir).build()
+}
+
+fn sample_uniform(mask: &[bool], rng: &mut StdRng) -> usize {
+    let n = mask.iter().filter(|&&m| m).count();
+    let k = rng.random_range(0..n.max(1));
+    mask.iter()
+        .enumerate()
+        .filter(|(_, m)| **m)
+        .nth(k)
+        .map_or(0, |(i, _)| i)
+}
+
+/// A valid index by rejection (not exactly uniform over few tries, which does not
+/// matter for throughput), so that choosing actions on the caller stays cheap.
+fn sample_valid_quickly(mask: &[bool], rng: &mut StdRng) -> usize {
+    for _ in 0..64 {
+        let i = rng.random_range(0..mask.len());
+        if mask[i] {
+            return i;
+        }
+    }
+    0
+}
+
+/// Runs one repetition of a rollout for `steps` steps; reset times are appended to
+/// `reset_times` (seconds).
+pub fn rollout(
+    r: &Rollout,
+    seed: u64,
+    steps: usize,
+    goals: &mut dyn GoalGenerator,
+    reset_times: &mut Vec<f64>,
+) -> Result<Timing, GoalError> {
+    let config = bench_config(r.players, r.teleportation);
+    let mut env = Env::new(config.clone());
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut agents: Vec<Box<dyn Agent>> = match r.actor {
+        Actor::Agent(name) => (0..r.players)
+            .map(|_| build_agent(name, &serde_json::Value::Null, &config).expect("a known agent"))
+            .collect(),
+        Actor::Uniform { .. } => Vec::new(),
+    };
+    let mut obs: Vec<_> = (0..r.players).map(|_| env.new_observation()).collect();
+    let mut masks = vec![vec![false; env.layout().len()]; r.players];
+    let mut actions = vec![Action::NOOP; r.players];
+    let mut reset = |env: &mut Env, agents: &mut Vec<Box<dyn Agent>>, obs: &mut Vec<_>, rng: &mut StdRng| {
+        for agent in agents.iter_mut() {
+            agent.reset(rng.random());
+        }
+        let t = Instant::now();
+        env.reset(goals, rng)?;
+        for (p, o) in obs.iter_mut().enumerate() {
+            let _ = env.observe(p, o);
+        }
+        reset_times.push(t.elapsed().as_secs_f64());
+        Ok::<(), GoalError>(())
+    };
+    reset(&mut env, &mut agents, &mut obs, &mut rng)?;
+    let mut timing = Timing::default();
+    for _ in 0..steps {
+        let t0 = Instant::now();
+        match r.actor {
+            Actor::Uniform { line_of_sight } => {
+                for p in 0..r.players {
+                    mask::compute(&obs[p], config.abilities, env.layout(), line_of_sight, &mut masks[p]);
+                }
+            }
+            Actor::Agent(_) => {
+                for (p, agent) in agents.iter_mut().enumerate() {
+                    actions[p] = agent.act(&obs[p]);
+                }
+            }
+        }
+        let t1 = Instant::now();
+        if let Actor::Uniform { .. } = r.actor {
+            for p in 0..r.players {
+                let flat = sample_uniform(&masks[p], &mut rng);
+                actions[p] = env.layout().action(flat).expect("a flat index of the mask");
+            }
+        }
+        let t2 = Instant::now();
+        let done = env.step(&actions).expect("one action per player").done;
+        for (p, o) in obs.iter_mut().enumerate() {
+            let _ = env.observe(p, o);
+        }
+        let t3 = Instant::now();
+        timing.policy += t1 - t0;
+        timing.env += t3 - t2;
+        if done {
+            reset(&mut env, &mut agents, &mut obs, &mut rng)?;
+        }
+    }
+    Ok(timing)
+}
+
+/// Steps per second of the vectorised API: `num_envs` walking 2-player environments
+/// with no-line-of-sight masks computed on the workers and uniform actions chosen on
+/// the caller.
+pub fn vecenv_throughput(
+    num_envs: usize,
+    num_threads: usize,
+    steps: usize,
+    houses_dir: &std::path::Path,
+) -> Result<f64, GoalError> {
+    let config = bench_config(2, false);
+    // Build one generator per env up front so errors surface here.
+    let mut generators = (0..num_envs)
+        .map(|_| bench_goals(houses_dir).map(Some))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut vec_env = VecEnv::new(&config, num_envs, num_threads, MaskMode::NoLineOfSight, 1, |i| {
+        let mut goals = generators[i].take().expect("one generator per env");
+        let starter = move |env: &mut Env, rng: &mut StdRng| {
+            if let Err(e) = env.reset(goals.as_mut(), rng) {
+                log::error!("goal generation failed: {e}");
+            }
+        };
+        Box::new(starter) as Box<dyn EpisodeStarter>
+    });
+    let mut rng = StdRng::seed_from_u64(2);
+    let mut actions = vec![Action::NOOP; num_envs * 2];
+    let start = Instant::now();
+    for _ in 0..steps {
+        vec_env.for_each(|i, slot| {
+            for p in 0..2 {
+                let flat = sample_valid_quickly(&slot.masks[p], &mut rng);
+                actions[i * 2 + p] = slot.env.layout().action(flat).expect("a flat index");
+            }
+        });
+        vec_env.step(&actions).expect("one action per player");
+    }
+    Ok((steps * num_envs) as f64 / start.elapsed().as_secs_f64())
+}

@@ -1,0 +1,199 @@
+//! `mbag bench ...`: speed against the reference, ratios printed in the same run.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::bench::baseline::Baseline;
+use crate::bench::env::{ROLLOUTS, SCENARIOS, Timing, bench_goals, rollout, vecenv_throughput};
+
+/// What to measure.
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// The simulator: the reference's scenarios (SPEED.md), resets with goal
+    /// generation, and the vectorised API on every core.
+    ///
+    /// Ratios are against the reference's medians in speed_baseline.json, or in a
+    /// fresh file made on this machine with `../shared/reference/bench/run --json F`
+    /// and passed as `--reference F` (machines of one class differ by up to 5x, so a
+    /// fresh file gives the ratio that holds).
+    Env(EnvBenchArgs),
+}
+
+/// Arguments of `mbag bench env`.
+#[derive(Debug, Args)]
+pub struct EnvBenchArgs {
+    /// Repetitions per scenario (min and median are over them).
+    #[arg(long, default_value_t = 5)]
+    pub reps: usize,
+    /// Environment steps per repetition.
+    #[arg(long, default_value_t = 20_000)]
+    pub steps: usize,
+    /// Seed of the first repetition (repetition r uses seed + r).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Reference figures: a speed file written by the reference's bench/run
+    /// [default: ../shared/reference/speed_baseline.json].
+    #[arg(long, value_name = "FILE")]
+    pub reference: Option<PathBuf>,
+    /// Also write the results as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Environments in the vectorised-API measurement.
+    #[arg(long, default_value_t = 64)]
+    pub vec_envs: usize,
+}
+
+/// Runs a bench command.
+pub fn run(command: BenchCommand) -> anyhow::Result<u8> {
+    match command {
+        BenchCommand::Env(args) => env(args),
+    }
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
+}
+
+fn env(args: EnvBenchArgs) -> anyhow::Result<u8> {
+    anyhow::ensure!(args.reps > 0 && args.steps > 0, "--reps and --steps must be positive");
+    let shared = super::shared_dir();
+    let reference_path = args
+        .reference
+        .clone()
+        .unwrap_or_else(|| shared.join("reference/speed_baseline.json"));
+    let baseline = Baseline::read(&reference_path).context("reading the reference figures")?;
+    let houses = shared.join("data/houses/craftassist");
+    let mut goals = bench_goals(&houses).context("building the human-study goal generator")?;
+
+    let bar = ProgressBar::new((args.reps * ROLLOUTS.len()) as u64).with_style(
+        ProgressStyle::with_template("{msg:>24} [{bar:30}] {pos}/{len} rollouts, {elapsed}")
+            .expect("a valid template"),
+    );
+    let mut timings: Vec<Vec<Timing>> = vec![Vec::new(); ROLLOUTS.len()];
+    let mut reset_times = Vec::new();
+    // Repetitions outer, rollouts inner, as the reference does, so slow drifts of the
+    // machine hit every rollout alike.
+    for rep in 0..args.reps {
+        for (k, r) in ROLLOUTS.iter().enumerate() {
+            bar.set_message(r.name);
+            let t = rollout(r, args.seed + rep as u64, args.steps, goals.as_mut(), &mut reset_times)
+                .with_context(|| format!("rollout {}", r.name))?;
+            timings[k].push(t);
+            bar.inc(1);
+        }
+    }
+    bar.finish_and_clear();
+
+    println!(
+        "mbag bench env: {} x {} steps per scenario, world 11x10x10, goals = CraftAssist train house through the human-study chain",
+        args.reps, args.steps
+    );
+    println!(
+        "reference figures: {} ({}{})",
+        baseline.path.display(),
+        baseline.machine,
+        baseline.measured.as_deref().map(|m| format!(", measured {m}")).unwrap_or_default()
+    );
+    println!();
+    println!(
+        "| {:<40} | {:>12} | {:>12} | {:>12} | {:>8} |",
+        "scenario", "steps/s min", "steps/s med", "reference", "ratio"
+    );
+    println!("|{:-<42}|{:->14}|{:->14}|{:->14}|{:->10}|", "", "", "", "", "");
+    let mut results = serde_json::Map::new();
+    let mut worst_ratio = f64::INFINITY;
+    for s in SCENARIOS {
+        let k = ROLLOUTS.iter().position(|r| r.name == s.rollout).expect("a known rollout");
+        let mut rates: Vec<f64> = timings[k]
+            .iter()
+            .map(|t| {
+                let secs = t.env.as_secs_f64() + if s.with_policy { t.policy.as_secs_f64() } else { 0.0 };
+                args.steps as f64 / secs
+            })
+            .collect();
+        let min = rates.iter().copied().fold(f64::INFINITY, f64::min);
+        let med = median(&mut rates);
+        let reference = baseline.median(s.key);
+        let ratio = reference.map(|r| med / r);
+        if let Some(r) = ratio {
+            worst_ratio = worst_ratio.min(r);
+        }
+        println!(
+            "| {:<40} | {:>12.0} | {:>12.0} | {:>12} | {:>8} |",
+            s.key,
+            min,
+            med,
+            reference.map_or("-".into(), |r| format!("{r:.0}")),
+            ratio.map_or("-".into(), |r| format!("{r:.0}x")),
+        );
+        results.insert(
+            s.key.into(),
+            serde_json::json!({"min": min, "median": med, "reference_median": reference, "ratio": ratio}),
+        );
+    }
+    let mut resets = reset_times.clone();
+    let reset_med = median(&mut resets);
+    let reset_min = reset_times.iter().copied().fold(f64::INFINITY, f64::min);
+    let reset_ref = baseline.reset_with_goal_generation_s.median;
+    println!(
+        "| {:<40} | {:>11.2}ms | {:>11.2}ms | {:>10.1}ms | {:>7.0}x |",
+        format!("reset with goal generation ({} resets)", reset_times.len()),
+        reset_min * 1e3,
+        reset_med * 1e3,
+        reset_ref * 1e3,
+        reset_ref / reset_med
+    );
+    println!();
+    let per_step = |name: &str| {
+        let k = ROLLOUTS.iter().position(|r| r.name == name).expect("a known rollout");
+        let mut env: Vec<f64> = timings[k].iter().map(|t| t.env.as_secs_f64() * 1e6 / args.steps as f64).collect();
+        let mut pol: Vec<f64> = timings[k].iter().map(|t| t.policy.as_secs_f64() * 1e6 / args.steps as f64).collect();
+        (median(&mut env), median(&mut pol))
+    };
+    print!("per-step microseconds (env / masks or agents):");
+    for r in ROLLOUTS {
+        let (e, p) = per_step(r.name);
+        print!(" {} {e:.2}/{p:.2};", r.name);
+    }
+    println!();
+
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let vec_steps = (args.steps / 10).max(100);
+    let one = vecenv_throughput(args.vec_envs, 1, vec_steps, &houses)?;
+    let all = vecenv_throughput(args.vec_envs, cores, vec_steps, &houses)?;
+    let env_step_ref = baseline.median("uniform_valid_2p_walk_with_masks");
+    println!(
+        "vectorised API, {} walking 2-player envs with masks: {:.0} env-steps/s on 1 thread, {:.0} on {} threads ({:.2}x){}",
+        args.vec_envs,
+        one,
+        all,
+        cores,
+        all / one,
+        env_step_ref.map_or(String::new(), |r| format!("; {:.0}x the reference's single env with masks", all / r)),
+    );
+    println!("slowest scenario ratio: {worst_ratio:.0}x");
+
+    if let Some(path) = &args.json {
+        let out = serde_json::json!({
+            "reps": args.reps,
+            "steps": args.steps,
+            "reference": baseline.path,
+            "results": results,
+            "reset_with_goal_generation_s": {"min": reset_min, "median": reset_med, "reference_median": reset_ref},
+            "vecenv": {"envs": args.vec_envs, "threads": cores, "steps_per_s_1_thread": one, "steps_per_s_all_threads": all},
+        });
+        std::fs::write(path, serde_json::to_string_pretty(&out)?)
+            .with_context(|| format!("writing {}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
+    Ok(0)
+}
