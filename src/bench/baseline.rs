@@ -61,10 +61,11 @@ impl Baseline {
             path: path.to_owned(),
             source,
         })?;
-        let mut baseline: Self = serde_json::from_str(&text).map_err(|e| BaselineError::Format {
-            path: path.to_owned(),
-            message: e.to_string(),
-        })?;
+        let mut baseline: Self =
+            serde_json::from_str(&text).map_err(|e| BaselineError::Format {
+                path: path.to_owned(),
+                message: e.to_string(),
+            })?;
         baseline.path = path.to_owned();
         Ok(baseline)
     }

@@ -44,12 +44,48 @@ pub struct Rollout {
 
 /// The rollouts of the reference bench.
 pub const ROLLOUTS: [Rollout; 6] = [
-    Rollout { name: "walk_uniform", players: 2, teleportation: false, actor: Actor::Uniform { line_of_sight: false } },
-    Rollout { name: "walk_uniform_los", players: 2, teleportation: false, actor: Actor::Uniform { line_of_sight: true } },
-    Rollout { name: "teleport_uniform", players: 2, teleportation: true, actor: Actor::Uniform { line_of_sight: false } },
-    Rollout { name: "lowest_block_1p", players: 1, teleportation: true, actor: Actor::Agent("LowestBlockAgent") },
-    Rollout { name: "lowest_block_2p", players: 2, teleportation: true, actor: Actor::Agent("LowestBlockAgent") },
-    Rollout { name: "random_agent_2p_walk", players: 2, teleportation: false, actor: Actor::Agent("RandomAgent") },
+    Rollout {
+        name: "walk_uniform",
+        players: 2,
+        teleportation: false,
+        actor: Actor::Uniform {
+            line_of_sight: false,
+        },
+    },
+    Rollout {
+        name: "walk_uniform_los",
+        players: 2,
+        teleportation: false,
+        actor: Actor::Uniform {
+            line_of_sight: true,
+        },
+    },
+    Rollout {
+        name: "teleport_uniform",
+        players: 2,
+        teleportation: true,
+        actor: Actor::Uniform {
+            line_of_sight: false,
+        },
+    },
+    Rollout {
+        name: "lowest_block_1p",
+        players: 1,
+        teleportation: true,
+        actor: Actor::Agent("LowestBlockAgent"),
+    },
+    Rollout {
+        name: "lowest_block_2p",
+        players: 2,
+        teleportation: true,
+        actor: Actor::Agent("LowestBlockAgent"),
+    },
+    Rollout {
+        name: "random_agent_2p_walk",
+        players: 2,
+        teleportation: false,
+        actor: Actor::Agent("RandomAgent"),
+    },
 ];
 
 /// A scenario: a rollout and which of its parts are timed.
@@ -65,13 +101,41 @@ pub struct Scenario {
 
 /// The scenarios of SPEED.md.
 pub const SCENARIOS: [Scenario; 7] = [
-    Scenario { key: "uniform_valid_2p_walk_env_step_only", rollout: "walk_uniform", with_policy: false },
-    Scenario { key: "uniform_valid_2p_walk_with_masks", rollout: "walk_uniform", with_policy: true },
-    Scenario { key: "uniform_valid_2p_walk_with_los_masks", rollout: "walk_uniform_los", with_policy: true },
-    Scenario { key: "uniform_valid_2p_teleport_with_masks", rollout: "teleport_uniform", with_policy: true },
-    Scenario { key: "lowest_block_agent_1p_teleport", rollout: "lowest_block_1p", with_policy: true },
-    Scenario { key: "lowest_block_agent_2p_teleport", rollout: "lowest_block_2p", with_policy: true },
-    Scenario { key: "random_agent_2p_walk", rollout: "random_agent_2p_walk", with_policy: true },
+    Scenario {
+        key: "uniform_valid_2p_walk_env_step_only",
+        rollout: "walk_uniform",
+        with_policy: false,
+    },
+    Scenario {
+        key: "uniform_valid_2p_walk_with_masks",
+        rollout: "walk_uniform",
+        with_policy: true,
+    },
+    Scenario {
+        key: "uniform_valid_2p_walk_with_los_masks",
+        rollout: "walk_uniform_los",
+        with_policy: true,
+    },
+    Scenario {
+        key: "uniform_valid_2p_teleport_with_masks",
+        rollout: "teleport_uniform",
+        with_policy: true,
+    },
+    Scenario {
+        key: "lowest_block_agent_1p_teleport",
+        rollout: "lowest_block_1p",
+        with_policy: true,
+    },
+    Scenario {
+        key: "lowest_block_agent_2p_teleport",
+        rollout: "lowest_block_2p",
+        with_policy: true,
+    },
+    Scenario {
+        key: "random_agent_2p_walk",
+        rollout: "random_agent_2p_walk",
+        with_policy: true,
+    },
 ];
 
 /// Time spent in one repetition of a rollout.
@@ -147,18 +211,19 @@ pub fn rollout(
     let mut obs: Vec<_> = (0..r.players).map(|_| env.new_observation()).collect();
     let mut masks = vec![vec![false; env.layout().len()]; r.players];
     let mut actions = vec![Action::NOOP; r.players];
-    let mut reset = |env: &mut Env, agents: &mut Vec<Box<dyn Agent>>, obs: &mut Vec<_>, rng: &mut StdRng| {
-        for agent in agents.iter_mut() {
-            agent.reset(rng.random());
-        }
-        let t = Instant::now();
-        env.reset(goals, rng)?;
-        for (p, o) in obs.iter_mut().enumerate() {
-            let _ = env.observe(p, o);
-        }
-        reset_times.push(t.elapsed().as_secs_f64());
-        Ok::<(), GoalError>(())
-    };
+    let mut reset =
+        |env: &mut Env, agents: &mut Vec<Box<dyn Agent>>, obs: &mut Vec<_>, rng: &mut StdRng| {
+            for agent in agents.iter_mut() {
+                agent.reset(rng.random());
+            }
+            let t = Instant::now();
+            env.reset(goals, rng)?;
+            for (p, o) in obs.iter_mut().enumerate() {
+                let _ = env.observe(p, o);
+            }
+            reset_times.push(t.elapsed().as_secs_f64());
+            Ok::<(), GoalError>(())
+        };
     reset(&mut env, &mut agents, &mut obs, &mut rng)?;
     let mut timing = Timing::default();
     for _ in 0..steps {
@@ -166,7 +231,13 @@ pub fn rollout(
         match r.actor {
             Actor::Uniform { line_of_sight } => {
                 for p in 0..r.players {
-                    mask::compute(&obs[p], config.abilities, env.layout(), line_of_sight, &mut masks[p]);
+                    mask::compute(
+                        &obs[p],
+                        config.abilities,
+                        env.layout(),
+                        line_of_sight,
+                        &mut masks[p],
+                    );
                 }
             }
             Actor::Agent(_) => {
@@ -211,15 +282,22 @@ pub fn vecenv_throughput(
     let mut generators = (0..num_envs)
         .map(|_| bench_goals(houses_dir).map(Some))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut vec_env = VecEnv::new(&config, num_envs, num_threads, MaskMode::NoLineOfSight, 1, |i| {
-        let mut goals = generators[i].take().expect("one generator per env");
-        let starter = move |env: &mut Env, rng: &mut StdRng| {
-            if let Err(e) = env.reset(goals.as_mut(), rng) {
-                log::error!("goal generation failed: {e}");
-            }
-        };
-        Box::new(starter) as Box<dyn EpisodeStarter>
-    });
+    let mut vec_env = VecEnv::new(
+        &config,
+        num_envs,
+        num_threads,
+        MaskMode::NoLineOfSight,
+        1,
+        |i| {
+            let mut goals = generators[i].take().expect("one generator per env");
+            let starter = move |env: &mut Env, rng: &mut StdRng| {
+                if let Err(e) = env.reset(goals.as_mut(), rng) {
+                    log::error!("goal generation failed: {e}");
+                }
+            };
+            Box::new(starter) as Box<dyn EpisodeStarter>
+        },
+    );
     let mut rng = StdRng::seed_from_u64(2);
     let mut actions = vec![Action::NOOP; num_envs * 2];
     let start = Instant::now();

@@ -64,7 +64,10 @@ fn median(values: &mut [f64]) -> f64 {
 }
 
 fn env(args: EnvBenchArgs) -> anyhow::Result<u8> {
-    anyhow::ensure!(args.reps > 0 && args.steps > 0, "--reps and --steps must be positive");
+    anyhow::ensure!(
+        args.reps > 0 && args.steps > 0,
+        "--reps and --steps must be positive"
+    );
     let shared = super::shared_dir();
     let reference_path = args
         .reference
@@ -85,8 +88,14 @@ fn env(args: EnvBenchArgs) -> anyhow::Result<u8> {
     for rep in 0..args.reps {
         for (k, r) in ROLLOUTS.iter().enumerate() {
             bar.set_message(r.name);
-            let t = rollout(r, args.seed + rep as u64, args.steps, goals.as_mut(), &mut reset_times)
-                .with_context(|| format!("rollout {}", r.name))?;
+            let t = rollout(
+                r,
+                args.seed + rep as u64,
+                args.steps,
+                goals.as_mut(),
+                &mut reset_times,
+            )
+            .with_context(|| format!("rollout {}", r.name))?;
             timings[k].push(t);
             bar.inc(1);
         }
@@ -101,22 +110,37 @@ fn env(args: EnvBenchArgs) -> anyhow::Result<u8> {
         "reference figures: {} ({}{})",
         baseline.path.display(),
         baseline.machine,
-        baseline.measured.as_deref().map(|m| format!(", measured {m}")).unwrap_or_default()
+        baseline
+            .measured
+            .as_deref()
+            .map(|m| format!(", measured {m}"))
+            .unwrap_or_default()
     );
     println!();
     println!(
         "| {:<40} | {:>12} | {:>12} | {:>12} | {:>8} |",
         "scenario", "steps/s min", "steps/s med", "reference", "ratio"
     );
-    println!("|{:-<42}|{:->14}|{:->14}|{:->14}|{:->10}|", "", "", "", "", "");
+    println!(
+        "|{:-<42}|{:->14}|{:->14}|{:->14}|{:->10}|",
+        "", "", "", "", ""
+    );
     let mut results = serde_json::Map::new();
     let mut worst_ratio = f64::INFINITY;
     for s in SCENARIOS {
-        let k = ROLLOUTS.iter().position(|r| r.name == s.rollout).expect("a known rollout");
+        let k = ROLLOUTS
+            .iter()
+            .position(|r| r.name == s.rollout)
+            .expect("a known rollout");
         let mut rates: Vec<f64> = timings[k]
             .iter()
             .map(|t| {
-                let secs = t.env.as_secs_f64() + if s.with_policy { t.policy.as_secs_f64() } else { 0.0 };
+                let secs = t.env.as_secs_f64()
+                    + if s.with_policy {
+                        t.policy.as_secs_f64()
+                    } else {
+                        0.0
+                    };
                 args.steps as f64 / secs
             })
             .collect();
@@ -154,9 +178,18 @@ fn env(args: EnvBenchArgs) -> anyhow::Result<u8> {
     );
     println!();
     let per_step = |name: &str| {
-        let k = ROLLOUTS.iter().position(|r| r.name == name).expect("a known rollout");
-        let mut env: Vec<f64> = timings[k].iter().map(|t| t.env.as_secs_f64() * 1e6 / args.steps as f64).collect();
-        let mut pol: Vec<f64> = timings[k].iter().map(|t| t.policy.as_secs_f64() * 1e6 / args.steps as f64).collect();
+        let k = ROLLOUTS
+            .iter()
+            .position(|r| r.name == name)
+            .expect("a known rollout");
+        let mut env: Vec<f64> = timings[k]
+            .iter()
+            .map(|t| t.env.as_secs_f64() * 1e6 / args.steps as f64)
+            .collect();
+        let mut pol: Vec<f64> = timings[k]
+            .iter()
+            .map(|t| t.policy.as_secs_f64() * 1e6 / args.steps as f64)
+            .collect();
         (median(&mut env), median(&mut pol))
     };
     print!("per-step microseconds (env / masks or agents):");
@@ -178,7 +211,10 @@ fn env(args: EnvBenchArgs) -> anyhow::Result<u8> {
         all,
         cores,
         all / one,
-        env_step_ref.map_or(String::new(), |r| format!("; {:.0}x the reference's single env with masks", all / r)),
+        env_step_ref.map_or(String::new(), |r| format!(
+            "; {:.0}x the reference's single env with masks",
+            all / r
+        )),
     );
     println!("slowest scenario ratio: {worst_ratio:.0}x");
 

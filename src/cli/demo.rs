@@ -73,10 +73,16 @@ pub fn run(args: DemoArgs) -> anyhow::Result<u8> {
             GoalConfig::human_study_in(Subset::Test, &houses)
                 .build()
                 .context("building the human-study goal pipeline")?,
-            format!("a CraftAssist test house from {} through the human-study pipeline", houses.display()),
+            format!(
+                "a CraftAssist test house from {} through the human-study pipeline",
+                houses.display()
+            ),
         )
     } else {
-        log::warn!("no house folder at {}; building the tutorial house", houses.display());
+        log::warn!(
+            "no house folder at {}; building the tutorial house",
+            houses.display()
+        );
         (
             GoalConfig::from_env("tutorial", &json!({}))
                 .context("the tutorial generator")?
@@ -97,7 +103,8 @@ pub fn run(args: DemoArgs) -> anyhow::Result<u8> {
     }))?;
     let mut env = Env::new(config.clone());
     let mut rng = StdRng::seed_from_u64(args.seed);
-    env.reset(goals.as_mut(), &mut rng).context("generating the goal")?;
+    env.reset(goals.as_mut(), &mut rng)
+        .context("generating the goal")?;
     let mut agents: Vec<Box<dyn Agent>> = vec![
         build_agent("LowestBlockAgent", &json!({}), &config)?,
         build_agent(args.second.agent_name(), &json!({}), &config)?,
@@ -105,7 +112,10 @@ pub fn run(args: DemoArgs) -> anyhow::Result<u8> {
     for (p, agent) in agents.iter_mut().enumerate() {
         agent.reset(args.seed * 100 + p as u64);
     }
-    println!("mbag demo: 11x10x10 world, 2 players, horizon {}, goal = {goal_name}", args.horizon);
+    println!(
+        "mbag demo: 11x10x10 world, 2 players, horizon {}, goal = {goal_name}",
+        args.horizon
+    );
     println!(
         "player 0 (human stand-in): LowestBlockAgent; player 1: {} ({:?}); teleportation on, infinite blocks, place_wrong = -1",
         args.second.agent_name(),
@@ -146,7 +156,11 @@ pub fn run(args: DemoArgs) -> anyhow::Result<u8> {
         "episode over after {} steps: goal {:.1}% complete{}, team reward {:.1}",
         infos.len(),
         100.0 * m.goal_percentage,
-        if env.goal_completed() { " (finished)" } else { "" },
+        if env.goal_completed() {
+            " (finished)"
+        } else {
+            ""
+        },
         m.reward
     );
     for (p, pm) in m.player_metrics.iter().enumerate() {

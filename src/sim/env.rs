@@ -308,7 +308,11 @@ impl Env {
     /// palette column when blocks are limited).
     pub fn goal_structure_size(&self) -> WorldSize {
         let s = self.size;
-        let border = if self.config.abilities.inf_blocks { 2 } else { 3 };
+        let border = if self.config.abilities.inf_blocks {
+            2
+        } else {
+            3
+        };
         WorldSize::new(s.width - border, s.height - 2, s.depth - 2)
     }
 
