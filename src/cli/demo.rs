@@ -138,7 +138,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<u8> {
         infos.push(outcome.infos.clone());
         rewards.push(outcome.rewards.clone());
         let t = env.state().timestep;
-        if args.every > 0 && (t % args.every == 0 || outcome.done) {
+        if args.every > 0 && (t.is_multiple_of(args.every) || outcome.done) {
             println!(
                 "step {t:>5}: goal {:>6.1}%, reward so far {:>6.1}",
                 100.0 * outcome.infos[0].goal_percentage,
