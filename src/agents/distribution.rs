@@ -265,6 +265,18 @@ pub trait Policy: fmt::Debug + Send + Sized {
 
     /// Fills `dist` (already zeroed) for `obs`.
     fn fill(&mut self, obs: &Observation, layout: &FlatLayout, dist: &mut ChannelDist);
+
+    /// Draws a flat index from the same distribution as [`Policy::fill`] without
+    /// building it, or `None` to fall back to building it. Only the probabilities
+    /// must agree, not the random stream.
+    fn sample_direct(
+        &mut self,
+        _obs: &Observation,
+        _layout: &FlatLayout,
+        _rng: &mut StdRng,
+    ) -> Option<usize> {
+        None
+    }
 }
 
 /// An agent that samples its action from a [`Policy`]'s distribution with its own
@@ -280,6 +292,9 @@ pub struct DistributionAgent<P> {
     channels: ChannelDist,
     flat: FlatDist,
     rng: StdRng,
+    /// Build the exact distribution on every action (for inspection), instead of
+    /// sampling directly.
+    record: bool,
 }
 
 /// Always NOOP.
@@ -300,10 +315,12 @@ impl<P: Policy> DistributionAgent<P> {
             channels: ChannelDist::new(config.world_size),
             flat: FlatDist::default(),
             rng: StdRng::seed_from_u64(0),
+            record: false,
         })
     }
 
-    /// The flat distribution of the last action.
+    /// The flat distribution of the last action (kept only while recording internals,
+    /// see [`Agent::record_internals`]).
     pub fn last_distribution(&self) -> &FlatDist {
         &self.flat
     }
@@ -328,18 +345,32 @@ impl<P: Policy> Agent for DistributionAgent<P> {
     }
 
     fn act(&mut self, obs: &Observation) -> Action {
-        self.distribution(obs);
-        let flat = self
-            .flat
-            .sample(&mut self.rng)
-            .unwrap_or(self.layout.len() - 1);
+        let direct = if self.record {
+            None
+        } else {
+            self.policy.sample_direct(obs, &self.layout, &mut self.rng)
+        };
+        let flat = direct.unwrap_or_else(|| {
+            self.distribution(obs);
+            self.flat
+                .sample(&mut self.rng)
+                .unwrap_or(self.layout.len() - 1)
+        });
         self.layout
             .action(flat)
             .expect("sampled indices lie in the flat space")
     }
 
+    fn record_internals(&mut self, on: bool) {
+        self.record = on;
+    }
+
     fn internals(&self) -> Internals<'_> {
-        Internals::Distribution(&self.flat)
+        if self.record {
+            Internals::Distribution(&self.flat)
+        } else {
+            Internals::None
+        }
     }
 }
 
@@ -412,6 +443,36 @@ impl Policy for Random {
         let total = numpy_sum(dist.values());
         dist.values_mut().iter_mut().for_each(|v| *v /= total);
     }
+
+    fn sample_direct(
+        &mut self,
+        obs: &Observation,
+        layout: &FlatLayout,
+        rng: &mut StdRng,
+    ) -> Option<usize> {
+        self.mask.resize(layout.len(), false);
+        mask::compute(obs, self.abilities, layout, false, &mut self.mask);
+        // Every type with a valid entry has equal mass, spread evenly over its entries.
+        let mut types = [(0usize, 0usize, 0usize); 10];
+        let mut k = 0;
+        for kind in ActionType::ALL {
+            let Some(offset) = layout.offset(kind) else {
+                continue;
+            };
+            let span = offset..offset + layout.block_len(kind);
+            let valid = self.mask[span.clone()].iter().filter(|&&m| m).count();
+            if valid > 0 {
+                types[k] = (span.start, span.end, valid);
+                k += 1;
+            }
+        }
+        if k == 0 {
+            return None;
+        }
+        let (start, end, valid) = types[rng.random_range(0..k)];
+        let pick = rng.random_range(0..valid);
+        (start..end).filter(|&i| self.mask[i]).nth(pick)
+    }
 }
 
 /// [`LowestBlockAgent`]'s policy (teleportation and infinite blocks only): break a
@@ -442,6 +503,67 @@ impl Policy for LowestBlock {
     }
 
     fn fill(&mut self, obs: &Observation, layout: &FlatLayout, dist: &mut ChannelDist) {
+        let Some((kind, min_y)) = self.lowest_candidates(obs, layout) else {
+            dist.channels_mut(channels_of(ActionType::Noop))[0] = 1.0;
+            return;
+        };
+        let size = obs.size();
+        let goal = obs.channel(WorldChannel::GoalBlocks);
+        let y_of = |i: usize| (i / size.depth) % size.height;
+        let channels = channels_of(kind);
+        for &i in self.candidates.iter().filter(|&&i| y_of(i) == min_y) {
+            let channel = match kind {
+                ActionType::PlaceBlock => channels.start + usize::from(goal[i]),
+                _ => channels.start,
+            };
+            dist.channels_mut(channel..channel + 1)[i] = 1.0;
+        }
+        let total = numpy_sum(dist.values());
+        dist.values_mut().iter_mut().for_each(|v| *v /= total);
+    }
+
+    fn sample_direct(
+        &mut self,
+        obs: &Observation,
+        layout: &FlatLayout,
+        rng: &mut StdRng,
+    ) -> Option<usize> {
+        let Some((kind, min_y)) = self.lowest_candidates(obs, layout) else {
+            return Some(0);
+        };
+        let size = obs.size();
+        let y_of = |i: usize| (i / size.depth) % size.height;
+        let count = self
+            .candidates
+            .iter()
+            .filter(|&&i| y_of(i) == min_y)
+            .count();
+        let pick = rng.random_range(0..count);
+        let i = *self
+            .candidates
+            .iter()
+            .filter(|&&i| y_of(i) == min_y)
+            .nth(pick)?;
+        let n = size.num_cells();
+        let offset = layout.offset(kind)?;
+        Some(match kind {
+            ActionType::PlaceBlock => {
+                offset + usize::from(obs.channel(WorldChannel::GoalBlocks)[i]) * n + i
+            }
+            _ => offset + i,
+        })
+    }
+}
+
+impl LowestBlock {
+    /// Fills `self.candidates` with the breakable wrong blocks, or else the
+    /// placeable missing ones, and returns which kind they are and their lowest y;
+    /// `None` if there is nothing to do.
+    fn lowest_candidates(
+        &mut self,
+        obs: &Observation,
+        layout: &FlatLayout,
+    ) -> Option<(ActionType, usize)> {
         self.mask.resize(layout.len(), false);
         mask::compute(obs, self.abilities, layout, false, &mut self.mask);
         let size = obs.size();
@@ -469,20 +591,8 @@ impl Policy for LowestBlock {
             }
             ActionType::PlaceBlock
         };
-        let Some(min_y) = self.candidates.iter().map(|&i| y_of(i)).min() else {
-            dist.channels_mut(channels_of(ActionType::Noop))[0] = 1.0;
-            return;
-        };
-        let channels = channels_of(kind);
-        for &i in self.candidates.iter().filter(|&&i| y_of(i) == min_y) {
-            let channel = match kind {
-                ActionType::PlaceBlock => channels.start + usize::from(goal[i]),
-                _ => channels.start,
-            };
-            dist.channels_mut(channel..channel + 1)[i] = 1.0;
-        }
-        let total = numpy_sum(dist.values());
-        dist.values_mut().iter_mut().for_each(|v| *v /= total);
+        let min_y = self.candidates.iter().map(|&i| y_of(i)).min()?;
+        Some((kind, min_y))
     }
 }
 
@@ -651,6 +761,7 @@ mod tests {
         let place = layout.offset(ActionType::PlaceBlock).unwrap();
         let n = size.num_cells();
         let mut agent = LowestBlockAgent::new(&cfg).unwrap();
+        agent.record_internals(true);
         agent.reset(0);
         let dist = agent.distribution(&obs).clone();
         assert_eq!(
@@ -695,5 +806,60 @@ mod tests {
             .count();
         assert!((2800..3200).contains(&sevens), "{sevens}");
         assert_eq!(FlatDist::default().sample(&mut rng), None);
+    }
+
+    /// Direct sampling must follow the exact distribution: every draw in its support,
+    /// and per-entry frequencies within a few standard deviations of it.
+    fn check_direct_sampling<P: Policy>(cfg: &Config, obs: &Observation) {
+        let mut exact = DistributionAgent::<P>::new(cfg).unwrap();
+        exact.record_internals(true);
+        let dist = exact.distribution(obs).clone();
+        let layout = FlatLayout::new(cfg.world_size, cfg.abilities);
+        let mut fast = DistributionAgent::<P>::new(cfg).unwrap();
+        fast.reset(3);
+        let draws = 40_000;
+        let mut counts = std::collections::HashMap::new();
+        for _ in 0..draws {
+            let flat = layout.flat(fast.act(obs)).unwrap();
+            *counts.entry(flat).or_insert(0usize) += 1;
+        }
+        for (&flat, &n) in &counts {
+            let p = dist.prob(flat);
+            assert!(p > 0.0, "{} drew {flat}, outside the support", P::NAME);
+            let sd = (draws as f64 * p * (1.0 - p)).sqrt();
+            assert!(
+                (n as f64 - draws as f64 * p).abs() <= 5.0 * sd + 3.0,
+                "{}: {flat} drawn {n} times, p = {p}",
+                P::NAME
+            );
+        }
+        assert!(matches!(fast.internals(), Internals::None));
+    }
+
+    #[test]
+    fn direct_sampling_follows_the_exact_distribution() {
+        let cfg = config([5, 6, 5], false, true);
+        let obs = observation(cfg.world_size, Some(Cell::new(2, 2, 2)));
+        check_direct_sampling::<Random>(&cfg, &obs);
+        let cfg = config([5, 6, 5], true, true);
+        let mut obs = observation(cfg.world_size, None);
+        // A goal with blocks at two heights and a wrong block: the lowest work wins.
+        let size = cfg.world_size;
+        for (c, b) in [
+            ((1, 2, 1), 3),
+            ((3, 2, 3), 5),
+            ((2, 2, 2), 4),
+            ((2, 3, 2), 6),
+        ] {
+            let i = size.index(Cell::new(c.0, c.1, c.2)).get();
+            obs.channel_mut(WorldChannel::GoalBlocks)[i] = b;
+        }
+        for c in size.cells().filter(|c| c.y < 2) {
+            let i = size.index(c).get();
+            obs.channel_mut(WorldChannel::GoalBlocks)[i] =
+                obs.channel(WorldChannel::CurrentBlocks)[i];
+        }
+        check_direct_sampling::<LowestBlock>(&cfg, &obs);
+        check_direct_sampling::<Random>(&cfg, &obs);
     }
 }

@@ -52,6 +52,11 @@ pub trait Agent: fmt::Debug + Send {
     /// reset).
     fn act(&mut self, obs: &Observation) -> Action;
 
+    /// Asks the agent to keep its full internals on every action (the golden checks
+    /// do). Distribution agents otherwise sample without building their whole
+    /// distribution, and report [`Internals::None`].
+    fn record_internals(&mut self, _on: bool) {}
+
     /// What the agent knows after its last [`Agent::act`], for inspection.
     fn internals(&self) -> Internals<'_>;
 }

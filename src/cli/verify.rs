@@ -8,6 +8,7 @@ use clap::Args;
 use crate::golden::agents::AgentCheckStats;
 use crate::golden::episode::replay;
 use crate::golden::format::{GoldenEpisode, collect_episode_files};
+use crate::golden::goal_transforms::verify_goal_transforms;
 
 /// Arguments of `mbag verify-golden`.
 #[derive(Debug, Args)]
@@ -23,10 +24,14 @@ pub struct VerifyArgs {
 /// Runs the check; exit code 1 if anything failed.
 pub fn run(args: VerifyArgs) -> anyhow::Result<u8> {
     if let Some(file) = args.goal_transforms {
-        anyhow::bail!(
-            "goal-transform verification of {} is not available in this build yet",
-            file.display()
-        );
+        let outcomes = verify_goal_transforms(&file)
+            .with_context(|| format!("checking goal transforms in {}", file.display()))?;
+        let failed = outcomes.iter().filter(|o| !o.passed()).count();
+        for outcome in outcomes.iter().filter(|o| !o.passed()) {
+            println!("{outcome}");
+        }
+        println!("{} passed, {failed} failed", outcomes.len() - failed);
+        return Ok(u8::from(failed > 0));
     }
     let files = collect_episode_files(&args.paths).context("listing golden episodes")?;
     if files.is_empty() {

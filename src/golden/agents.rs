@@ -101,6 +101,7 @@ impl AgentReplay {
                 build_agent(&decl.agent, &decl.agent_config, config)
                     .map_err(|e| field_error(e.to_string()))?
             };
+            agent.record_internals(true);
             agent.reset(decl.agent_seed.unwrap_or(0));
             players.push(Player { index, agent });
         }
