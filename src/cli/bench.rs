@@ -44,6 +44,10 @@ pub struct EnvBenchArgs {
     /// Environments in the vectorised-API measurement.
     #[arg(long, default_value_t = 64)]
     pub vec_envs: usize,
+    /// Run only these rollouts (comma-separated, e.g. `walk_uniform_los`), for
+    /// profiling one of them; the table then shows only their scenarios.
+    #[arg(long, value_delimiter = ',', value_name = "ROLLOUTS")]
+    pub only: Vec<String>,
 }
 
 /// Runs a bench command.
@@ -77,6 +81,11 @@ fn env(args: EnvBenchArgs) -> anyhow::Result<u8> {
     let houses = shared.join("data/houses/craftassist");
     let mut goals = bench_goals(&houses).context("building the human-study goal generator")?;
 
+    let known: Vec<&str> = ROLLOUTS.iter().map(|r| r.name).collect();
+    if let Some(bad) = args.only.iter().find(|o| !known.contains(&o.as_str())) {
+        anyhow::bail!("--only: unknown rollout {bad:?}; known: {}", known.join(", "));
+    }
+    let selected = |name: &str| args.only.is_empty() || args.only.iter().any(|o| o == name);
     let bar = ProgressBar::new((args.reps * ROLLOUTS.len()) as u64).with_style(
         ProgressStyle::with_template("{msg:>24} [{bar:30}] {pos}/{len} rollouts, {elapsed}")
             .expect("a valid template"),
@@ -87,6 +96,10 @@ fn env(args: EnvBenchArgs) -> anyhow::Result<u8> {
     // machine hit every rollout alike.
     for rep in 0..args.reps {
         for (k, r) in ROLLOUTS.iter().enumerate() {
+            bar.inc(u64::from(!selected(r.name)));
+            if !selected(r.name) {
+                continue;
+            }
             bar.set_message(r.name);
             let t = rollout(
                 r,
@@ -127,7 +140,7 @@ fn env(args: EnvBenchArgs) -> anyhow::Result<u8> {
     );
     let mut results = serde_json::Map::new();
     let mut worst_ratio = f64::INFINITY;
-    for s in SCENARIOS {
+    for s in SCENARIOS.iter().filter(|s| selected(s.rollout)) {
         let k = ROLLOUTS
             .iter()
             .position(|r| r.name == s.rollout)
@@ -164,6 +177,9 @@ fn env(args: EnvBenchArgs) -> anyhow::Result<u8> {
             serde_json::json!({"min": min, "median": med, "reference_median": reference, "ratio": ratio}),
         );
     }
+    if reset_times.is_empty() {
+        return Ok(0);
+    }
     let mut resets = reset_times.clone();
     let reset_med = median(&mut resets);
     let reset_min = reset_times.iter().copied().fold(f64::INFINITY, f64::min);
@@ -193,7 +209,7 @@ fn env(args: EnvBenchArgs) -> anyhow::Result<u8> {
         (median(&mut env), median(&mut pol))
     };
     print!("per-step microseconds (env / masks or agents):");
-    for r in ROLLOUTS {
+    for r in ROLLOUTS.iter().filter(|r| selected(r.name)) {
         let (e, p) = per_step(r.name);
         print!(" {} {e:.2}/{p:.2};", r.name);
     }

@@ -857,14 +857,13 @@ impl Env {
                 }
             }
         }
-        // Map each player index to its marker; -1 (nobody) stays 0.
-        let mut table = [0u8; 256];
-        for (q, m) in table.iter_mut().enumerate().take(self.num_players()) {
-            *m = marker_of(p, q);
-        }
+        // Map each player index to its marker (see `marker_of`); -1 (nobody) gives 0.
+        // Written as byte arithmetic and selects so that it vectorises.
+        let me = p as i8;
         let last = obs.channel_mut(WorldChannel::LastInteracted);
         for (o, &li) in last.iter_mut().zip(&self.state.last_interacted) {
-            *o = table[li as u8 as usize];
+            let shifted = (li as u8).wrapping_add(1) + u8::from(li >= 0 && li < me);
+            *o = if li == me { CURRENT_PLAYER } else { shifted };
         }
         for (row, q) in std::iter::once(p)
             .chain((0..self.num_players()).filter(|&q| q != p))

@@ -8,7 +8,7 @@
 use super::action::{ActionType, FlatLayout};
 use super::block::{BlockId, NUM_BLOCKS};
 use super::config::Abilities;
-use super::coords::{Cell, WorldSize};
+use super::coords::{Cell, CellIndex, WorldSize};
 use super::obs::{CURRENT_PLAYER, NO_ONE, Observation, WorldChannel};
 use super::viewpoint::{self, Interaction, REACH, SearchWorld};
 
@@ -76,19 +76,7 @@ pub fn compute(
 
     // The reference keeps the x and z of the last marked cell in C order and the
     // lowest marked y.
-    let mut player: Option<(i32, i32, i32)> = None;
-    let mut i = 0;
-    for x in 0..size.width as i32 {
-        for y in 0..size.height as i32 {
-            for z in 0..size.depth as i32 {
-                if world.markers[i] == CURRENT_PLAYER {
-                    let feet = player.map_or(y, |(_, fy, _)| fy.min(y));
-                    player = Some((x, feet, z));
-                }
-                i += 1;
-            }
-        }
-    }
+    let player = find_player(size, world.markers);
     if player.is_none() && !teleportation {
         return;
     }
@@ -105,52 +93,84 @@ pub fn compute(
         }
     }
 
-    let in_reach = |c: Cell| {
-        teleportation || {
-            let (dx, dy, dz) = (c.x - px, c.y - head_y, c.z - pz);
-            f64::from(dx * dx + dy * dy + dz * dz) <= REACH * REACH
-        }
-    };
     let standing =
         (!teleportation).then(|| [f64::from(px) + 0.5, f64::from(feet_y), f64::from(pz) + 0.5]);
     let (lo, hi) = reach_box(size, teleportation, px, head_y, pz, REACH);
 
     let inventory = obs.inventory_row(0);
-    let have: [bool; NUM_BLOCKS] = std::array::from_fn(|b| {
-        if abilities.inf_blocks {
+    let mut have = [0usize; NUM_BLOCKS];
+    let mut num_have = 0;
+    for b in 0..NUM_BLOCKS {
+        let held = if abilities.inf_blocks {
             BlockId(b as u8).is_placeable()
         } else {
             inventory[b] > 0
+        };
+        if held {
+            have[num_have] = b;
+            num_have += 1;
         }
-    });
+    }
+    let have = &have[..num_have];
     let n = size.num_cells();
-    let place_offset = layout.offset(ActionType::PlaceBlock);
+    let (h, d) = (size.height as i32, size.depth as i32);
+    let (x_stride, y_stride) = ((h * d) as usize, d as usize);
+    let place_offset = layout.offset(ActionType::PlaceBlock).filter(|_| !have.is_empty());
     let break_offset = layout.offset(ActionType::BreakBlock);
+    let blocks = world.blocks;
+    let solid_neighbour = |x: i32, y: i32, z: i32, i: usize| {
+        (x > 0 && blocks[i - x_stride] != 0)
+            || (x + 1 < size.width as i32 && blocks[i + x_stride] != 0)
+            || (y > 0 && blocks[i - y_stride] != 0)
+            || (y + 1 < h && blocks[i + y_stride] != 0)
+            || (z > 0 && blocks[i - 1] != 0)
+            || (z + 1 < d && blocks[i + 1] != 0)
+    };
+    // Integer squared distances up to 20.25 means up to 20.
+    let reach2 = (REACH * REACH).floor() as i32;
     for x in lo.x..=hi.x {
         for y in lo.y..=hi.y {
-            for z in lo.z..=hi.z {
-                let cell = Cell::new(x, y, z);
-                let i = world.idx(x, y, z);
-                if !in_reach(cell) {
+            // Walking, only the z run inside the reach sphere of the head cell.
+            let (z0, z1) = if teleportation {
+                (lo.z, hi.z)
+            } else {
+                let rest = reach2 - (x - px) * (x - px) - (y - head_y) * (y - head_y);
+                if rest < 0 {
                     continue;
                 }
-                let block = BlockId(world.blocks[i]);
-                if let Some(offset) = place_offset
-                    && block.is_air()
-                    && world.markers[i] == NO_ONE
-                    && has_solid_neighbour(&world, cell)
-                    && have.iter().any(|&h| h)
-                    && (!line_of_sight
-                        || viewpoint::any_candidate(&world, Interaction::Place, cell, standing))
-                {
-                    for (b, _) in have.iter().enumerate().filter(|&(_, &h)| h) {
-                        out[offset + b * n + i] = true;
+                // Truncation is floor here (rest >= 0), and avoids a libm call.
+                let dz = f64::from(rest).sqrt() as i32;
+                ((pz - dz).max(lo.z), (pz + dz).min(hi.z))
+            };
+            let row = (x as usize * size.height + y as usize) * size.depth;
+            for z in z0..=z1 {
+                let i = row + z as usize;
+                let block = BlockId(blocks[i]);
+                if block.is_air() {
+                    if let Some(offset) = place_offset
+                        && world.markers[i] == NO_ONE
+                        && solid_neighbour(x, y, z, i)
+                        && (!line_of_sight
+                            || viewpoint::any_candidate(
+                                &world,
+                                Interaction::Place,
+                                Cell::new(x, y, z),
+                                standing,
+                            ))
+                    {
+                        for &b in have {
+                            out[offset + b * n + i] = true;
+                        }
                     }
-                }
-                if let Some(offset) = break_offset
+                } else if let Some(offset) = break_offset
                     && block.is_breakable()
                     && (!line_of_sight
-                        || viewpoint::any_candidate(&world, Interaction::Break, cell, standing))
+                        || viewpoint::any_candidate(
+                            &world,
+                            Interaction::Break,
+                            Cell::new(x, y, z),
+                            standing,
+                        ))
                 {
                     out[offset + i] = true;
                 }
@@ -178,6 +198,39 @@ pub fn compute(
     }
 }
 
+/// The observer's position as the reference finds it: x and z of the last cell
+/// marked 1 in C order, and the lowest marked y.
+fn find_player(size: WorldSize, markers: &[u8]) -> Option<(i32, i32, i32)> {
+    // `contains` on bytes is a vectorised memchr; scan 64-byte chunks with it.
+    const CHUNK: usize = 64;
+    let is_me = |&m: &u8| m == CURRENT_PLAYER;
+    let first = markers
+        .chunks(CHUNK)
+        .enumerate()
+        .find(|(_, c)| c.contains(&CURRENT_PLAYER))
+        .and_then(|(k, c)| c.iter().position(is_me).map(|j| k * CHUNK + j))?;
+    let last = markers
+        .chunks(CHUNK)
+        .enumerate()
+        .rev()
+        .find(|(_, c)| c.contains(&CURRENT_PLAYER))
+        .and_then(|(k, c)| c.iter().rposition(is_me).map(|j| k * CHUNK + j))?;
+    let cell = |i: usize| size.cell(CellIndex(i as u32));
+    let (a, b) = (cell(first), cell(last));
+    // An observation from the env marks one column (feet and head); then the first
+    // and last marks tell everything. Anything else takes the full scan.
+    if first == last || !markers[first + 1..last].contains(&CURRENT_PLAYER) {
+        return Some((b.x, a.y.min(b.y), b.z));
+    }
+    let feet = markers
+        .iter()
+        .enumerate()
+        .filter(|&(_, &m)| m == CURRENT_PLAYER)
+        .map(|(i, _)| cell(i).y)
+        .min()?;
+    Some((b.x, feet, b.z))
+}
+
 /// The box of cells the reference loops over: everything when teleporting, else
 /// `floor(c - r) ..= ceil(c + r)` around the player's column and head, clamped.
 fn reach_box(
@@ -202,23 +255,6 @@ fn reach_box(
         Cell::new(lo(px), lo(head_y), lo(pz)),
         Cell::new(hi(px, max.x), hi(head_y, max.y), hi(pz, max.z)),
     )
-}
-
-fn has_solid_neighbour(world: &ObservedWorld<'_>, c: Cell) -> bool {
-    let size = world.size;
-    [
-        (-1, 0, 0),
-        (1, 0, 0),
-        (0, -1, 0),
-        (0, 1, 0),
-        (0, 0, -1),
-        (0, 0, 1),
-    ]
-    .iter()
-    .any(|&(dx, dy, dz)| {
-        let n = c.offset(dx, dy, dz);
-        size.contains(n) && !world.is_air(n.x, n.y, n.z)
-    })
 }
 
 /// Whether a walking player could move its feet to `(x, y, z)`: in the world, feet
