@@ -100,11 +100,11 @@ pub fn compute(
     let inventory = obs.inventory_row(0);
     let mut have = [0usize; NUM_BLOCKS];
     let mut num_have = 0;
-    for b in 0..NUM_BLOCKS {
+    for (b, &count) in inventory.iter().enumerate().take(NUM_BLOCKS) {
         let held = if abilities.inf_blocks {
             BlockId(b as u8).is_placeable()
         } else {
-            inventory[b] > 0
+            count > 0
         };
         if held {
             have[num_have] = b;
