@@ -310,18 +310,24 @@ pub fn search<W: SearchWorld>(
     if faces == 0 {
         return false;
     }
+    let single = player_feet.is_some();
     let clicks = click_points(world, kind, target, faces);
-    let (points, faces) = (&clicks.points[..clicks.len], &clicks.faces[..clicks.len]);
+    let (points, point_faces) = (&clicks.points[..clicks.len], &clicks.faces[..clicks.len]);
     if points.is_empty() {
         return false;
     }
     let mut try_position = |feet: [f64; 3]| {
         let eye = [feet[0], feet[1] + EYE_HEIGHT, feet[2]];
-        let viable = viable_faces(world, kind, target, eye);
+        // The single viewpoint's faces were computed above.
+        let viable = if single {
+            faces
+        } else {
+            viable_faces(world, kind, target, eye)
+        };
         if viable == 0 {
             return false;
         }
-        points.iter().zip(faces).any(|(&click, &face)| {
+        points.iter().zip(point_faces).any(|(&click, &face)| {
             viable & (1 << face) != 0
                 && reachable(world, eye, click)
                 && f(Candidate {
