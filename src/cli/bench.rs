@@ -83,7 +83,10 @@ fn env(args: EnvBenchArgs) -> anyhow::Result<u8> {
 
     let known: Vec<&str> = ROLLOUTS.iter().map(|r| r.name).collect();
     if let Some(bad) = args.only.iter().find(|o| !known.contains(&o.as_str())) {
-        anyhow::bail!("--only: unknown rollout {bad:?}; known: {}", known.join(", "));
+        anyhow::bail!(
+            "--only: unknown rollout {bad:?}; known: {}",
+            known.join(", ")
+        );
     }
     let selected = |name: &str| args.only.is_empty() || args.only.iter().any(|o| o == name);
     let bar = ProgressBar::new((args.reps * ROLLOUTS.len()) as u64).with_style(

@@ -115,7 +115,9 @@ pub fn compute(
     let n = size.num_cells();
     let (h, d) = (size.height as i32, size.depth as i32);
     let (x_stride, y_stride) = ((h * d) as usize, d as usize);
-    let place_offset = layout.offset(ActionType::PlaceBlock).filter(|_| !have.is_empty());
+    let place_offset = layout
+        .offset(ActionType::PlaceBlock)
+        .filter(|_| !have.is_empty());
     let break_offset = layout.offset(ActionType::BreakBlock);
     let blocks = world.blocks;
     let solid_neighbour = |x: i32, y: i32, z: i32, i: usize| {

@@ -3,3 +3,4 @@
 
 mod goal_transforms;
 mod golden_episodes;
+mod vecenv;
