@@ -451,27 +451,24 @@ impl Policy for Random {
         rng: &mut StdRng,
     ) -> Option<usize> {
         self.mask.resize(layout.len(), false);
-        mask::compute(obs, self.abilities, layout, false, &mut self.mask);
+        let counts = mask::compute(obs, self.abilities, layout, false, &mut self.mask);
         // Every type with a valid entry has equal mass, spread evenly over its entries.
-        let mut types = [(0usize, 0usize, 0usize); 10];
+        let mut types = [ActionType::Noop; 10];
         let mut k = 0;
         for kind in ActionType::ALL {
-            let Some(offset) = layout.offset(kind) else {
-                continue;
-            };
-            let span = offset..offset + layout.block_len(kind);
-            let valid = self.mask[span.clone()].iter().filter(|&&m| m).count();
-            if valid > 0 {
-                types[k] = (span.start, span.end, valid);
+            if layout.offset(kind).is_some() && counts.per_type[kind.id() as usize] > 0 {
+                types[k] = kind;
                 k += 1;
             }
         }
         if k == 0 {
             return None;
         }
-        let (start, end, valid) = types[rng.random_range(0..k)];
-        let pick = rng.random_range(0..valid);
-        (start..end).filter(|&i| self.mask[i]).nth(pick)
+        let kind = types[rng.random_range(0..k)];
+        let offset = layout.offset(kind)?;
+        let pick = rng.random_range(0..counts.per_type[kind.id() as usize]);
+        let span = &self.mask[offset..offset + layout.block_len(kind)];
+        mask::nth_valid(span, pick).map(|i| offset + i)
     }
 }
 

@@ -63,8 +63,9 @@ pub fn compute(
     layout: &FlatLayout,
     line_of_sight: bool,
     out: &mut [bool],
-) {
+) -> MaskCounts {
     assert_eq!(out.len(), layout.len(), "mask buffer has the wrong length");
+    let mut counts = MaskCounts::default();
     out.fill(false);
     let size = obs.size();
     let world = ObservedWorld {
@@ -78,20 +79,24 @@ pub fn compute(
     // lowest marked y.
     let player = find_player(size, world.markers);
     if player.is_none() && !teleportation {
-        return;
+        return counts;
     }
     let (px, feet_y, pz) = player.unwrap_or((-1, -1, -1));
     let head_y = feet_y + 1;
 
     out[0] = true;
+    counts.per_type[ActionType::Noop.id() as usize] = 1;
     if !teleportation {
         for kind in ActionType::MOVES {
             let (dx, dy, dz) = kind.move_delta().expect("a move");
             if let Some(offset) = layout.offset(kind) {
-                out[offset] = can_move_to(&world, px + dx, feet_y + dy, pz + dz);
+                let valid = can_move_to(&world, px + dx, feet_y + dy, pz + dz);
+                out[offset] = valid;
+                counts.per_type[kind.id() as usize] = usize::from(valid);
             }
         }
     }
+    let (mut place_cells, mut breaks, mut gives) = (0, 0, 0);
 
     let standing =
         (!teleportation).then(|| [f64::from(px) + 0.5, f64::from(feet_y), f64::from(pz) + 0.5]);
@@ -163,6 +168,7 @@ pub fn compute(
                         for &b in have {
                             out[offset + b * n + i] = true;
                         }
+                        place_cells += 1;
                     }
                 } else if let Some(offset) = break_offset
                     && block.is_breakable()
@@ -175,6 +181,7 @@ pub fn compute(
                         ))
                 {
                     out[offset + i] = true;
+                    breaks += 1;
                 }
             }
         }
@@ -192,12 +199,40 @@ pub fn compute(
                             && (y == 0 || world.marker(x, y - 1, z) != m);
                         if feet_of_someone {
                             out[offset + b * n + world.idx(x, y, z)] = true;
+                            gives += 1;
                         }
                     }
                 }
             }
         }
     }
+    counts.per_type[ActionType::PlaceBlock.id() as usize] = place_cells * have.len();
+    counts.per_type[ActionType::BreakBlock.id() as usize] = breaks;
+    counts.per_type[ActionType::GiveBlock.id() as usize] = gives;
+    counts
+}
+
+/// How many entries of each action type a computed mask holds, so that callers can
+/// sample without scanning the whole mask.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MaskCounts {
+    /// Valid flat entries per action type id.
+    pub per_type: [usize; 10],
+}
+
+/// The index of the `k`-th (0-based) `true` of a mask, counting 64 entries at a time
+/// (a vectorised count) before scanning the chunk that holds it.
+pub fn nth_valid(mask: &[bool], mut k: usize) -> Option<usize> {
+    const CHUNK: usize = 64;
+    for (c, chunk) in mask.chunks(CHUNK).enumerate() {
+        let here = chunk.iter().filter(|&&m| m).count();
+        if k < here {
+            let j = chunk.iter().enumerate().filter(|&(_, &m)| m).nth(k)?.0;
+            return Some(c * CHUNK + j);
+        }
+        k -= here;
+    }
+    None
 }
 
 /// The observer's position as the reference finds it: x and z of the last cell
@@ -272,4 +307,73 @@ fn can_move_to(world: &ObservedWorld<'_>, x: i32, y: i32, z: i32) -> bool {
         && world.is_air(x, head, z)
         && free(world.marker(x, y, z))
         && free(world.marker(x, head, z))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::block::Blocks;
+    use crate::sim::config::Config;
+    use crate::sim::env::{Env, place_goal};
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    /// The counts returned with a mask equal the mask's own per-type counts, and
+    /// `nth_valid` walks the valid entries in order, in every mode.
+    #[test]
+    fn counts_and_nth_valid_agree_with_the_mask() {
+        for (teleportation, inf_blocks) in
+            [(false, true), (true, true), (false, false), (true, false)]
+        {
+            let config = Config::from_json(&serde_json::json!({
+                "num_players": 2,
+                "world_size": [7, 6, 7],
+                "horizon": 1000,
+                "random_start_locations": true,
+                "players": [{}, {}],
+                "abilities": {"teleportation": teleportation, "flying": true, "inf_blocks": inf_blocks},
+            }))
+            .unwrap();
+            let mut env = Env::new(config.clone());
+            let mut rng = StdRng::seed_from_u64(1);
+            let mut structure = Blocks::air(env.goal_structure_size());
+            for c in structure.size().cells().filter(|c| c.y < 2) {
+                structure.set(c, BlockId::COBBLESTONE);
+            }
+            env.reset_with_goal(
+                place_goal(config.world_size, &structure, inf_blocks),
+                &mut rng,
+            );
+            let layout = *env.layout();
+            let mut obs = env.new_observation();
+            let mut mask = vec![false; layout.len()];
+            for step in 0..150 {
+                let mut actions = Vec::new();
+                for p in 0..2 {
+                    env.observe(p, &mut obs).unwrap();
+                    let counts = compute(&obs, config.abilities, &layout, step % 2 == 0, &mut mask);
+                    for kind in ActionType::ALL {
+                        let expected = layout.offset(kind).map_or(0, |o| {
+                            mask[o..o + layout.block_len(kind)]
+                                .iter()
+                                .filter(|&&m| m)
+                                .count()
+                        });
+                        assert_eq!(counts.per_type[kind.id() as usize], expected, "{kind}");
+                    }
+                    let valid: Vec<usize> = (0..mask.len()).filter(|&i| mask[i]).collect();
+                    for (k, &i) in valid.iter().enumerate().step_by(7) {
+                        assert_eq!(nth_valid(&mask, k), Some(i));
+                    }
+                    assert_eq!(nth_valid(&mask, valid.len()), None);
+                    actions.push(
+                        layout
+                            .action(valid[rng.random_range(0..valid.len())])
+                            .unwrap(),
+                    );
+                }
+                env.step(&actions).unwrap();
+            }
+        }
+    }
 }

@@ -172,6 +172,23 @@ fn floor(x: f64) -> f64 {
     if t > x { t - 1.0 } else { t }
 }
 
+/// Whether any point of the target cell, grown by the 1e-4 that break clicks stick
+/// out, lies within reach of the eye. Every click point lies in that box, so
+/// `false` means no click is in reach; the margin covers the rounding of the
+/// per-click distance test.
+#[inline]
+fn box_in_reach(target: Cell, eye: [f64; 3]) -> bool {
+    let t = target.to_array();
+    let mut d2 = 0.0;
+    for a in 0..3 {
+        let low = f64::from(t[a]) - 1e-4;
+        let high = f64::from(t[a]) + 1.0 + 1e-4;
+        let d = (low - eye[a]).max(eye[a] - high).max(0.0);
+        d2 += d * d;
+    }
+    d2 <= REACH * REACH + 1e-6
+}
+
 /// Which faces of the target can possibly be clicked from an eye, as a 6-bit set
 /// (bit `2 * axis + side`). A pruned face is one whose every ray provably hits a
 /// block, so pruning never changes a result, only skips walks:
@@ -318,6 +335,9 @@ pub fn search<W: SearchWorld>(
     }
     let mut try_position = |feet: [f64; 3]| {
         let eye = [feet[0], feet[1] + EYE_HEIGHT, feet[2]];
+        if !box_in_reach(target, eye) {
+            return false;
+        }
         // The single viewpoint's faces were computed above.
         let viable = if single {
             faces
