@@ -10,7 +10,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 /// The size of a world or structure: width (x), height (y), depth (z), in cells.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(from = "[usize; 3]", into = "[usize; 3]")]
 pub struct WorldSize {
     /// Extent along x.

@@ -10,7 +10,7 @@ use super::inventory::{Inventory, Slot};
 use super::obs::{CURRENT_PLAYER, Observation, WorldChannel};
 use super::pyhash::{PyRandom, hash_bytes_int_tuple};
 use super::state::{EnvState, GoalMatch, NO_INTERACTION, cell_similarity};
-use super::viewpoint::{self, Candidate, Interaction, SearchWorld};
+use super::viewpoint::{self, Candidate, Interaction, ObstacleTable, SearchWorld};
 
 /// Most blocks one GIVE moves.
 pub const BLOCKS_TO_GIVE: i32 = 5;
@@ -123,6 +123,8 @@ pub struct Env {
     order: Vec<usize>,
     /// Reused buffer for teleport viewpoint candidates.
     candidates: Vec<Candidate>,
+    /// Reused obstacle table for teleport searches.
+    obstacles: ObstacleTable,
 }
 
 /// The search's view of the env in walking mode: other players' feet and head
@@ -152,7 +154,7 @@ impl SearchWorld for WalkingWorld<'_> {
 }
 
 /// The search's view in teleportation mode: players are never obstacles.
-struct TeleportWorld<'a>(&'a Blocks);
+struct TeleportWorld<'a>(&'a Blocks, &'a ObstacleTable);
 
 impl SearchWorld for TeleportWorld<'_> {
     fn size(&self) -> WorldSize {
@@ -165,6 +167,9 @@ impl SearchWorld for TeleportWorld<'_> {
     #[inline]
     fn is_obstacle_player(&self, _: i32, _: i32, _: i32) -> bool {
         false
+    }
+    fn obstacles(&self) -> Option<&ObstacleTable> {
+        Some(self.1)
     }
 }
 
@@ -208,6 +213,7 @@ impl Env {
             },
             order: Vec::with_capacity(num_players),
             candidates: Vec::new(),
+            obstacles: ObstacleTable::default(),
             config,
         }
     }
@@ -630,8 +636,10 @@ impl Env {
                 return false;
             }
             let mut candidates = std::mem::take(&mut self.candidates);
+            let ids = self.state.blocks.ids();
+            self.obstacles.rebuild(self.size, |i| ids[i] != 0);
             viewpoint::candidates_into(
-                &TeleportWorld(&self.state.blocks),
+                &TeleportWorld(&self.state.blocks, &self.obstacles),
                 kind,
                 cell,
                 None,
