@@ -12,6 +12,7 @@ pub mod env;
 pub mod goal;
 pub mod inventory;
 pub mod mask;
+pub mod numpy;
 pub mod obs;
 pub mod pyhash;
 pub mod state;

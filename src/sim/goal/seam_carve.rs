@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::grid::flat;
 use super::{GoalError, GoalGenerator};
-use crate::sim::{Blocks, WorldSize};
+use crate::sim::{Blocks, WorldSize, numpy};
 
 /// Configuration of [`SeamCarve`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -66,46 +66,6 @@ fn linspace(n: usize) -> Vec<f64> {
     v
 }
 
-/// numpy's pairwise summation kernel (`pairwise_sum` in `loops_utils.h`).
-fn pairwise_sum(a: &[f64]) -> f64 {
-    let n = a.len();
-    if n < 8 {
-        let mut res = 0.0;
-        for &v in a {
-            res += v;
-        }
-        res
-    } else if n <= 128 {
-        let mut r = [0.0f64; 8];
-        r.copy_from_slice(&a[..8]);
-        let mut i = 8;
-        while i < n - n % 8 {
-            for j in 0..8 {
-                r[j] += a[i + j];
-            }
-            i += 8;
-        }
-        let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for &v in &a[i..] {
-            res += v;
-        }
-        res
-    } else {
-        let mut n2 = n / 2;
-        n2 -= n2 % 8;
-        pairwise_sum(&a[..n2]) + pairwise_sum(&a[n2..])
-    }
-}
-
-/// numpy's `sum` of a contiguous float64 array: pairwise within buffers of 8192.
-fn numpy_sum(a: &[f64]) -> f64 {
-    let mut total = 0.0;
-    for chunk in a.chunks(8192) {
-        total += pairwise_sum(chunk);
-    }
-    total
-}
-
 /// The RMS distance between original positions `orig` (per axis) and a uniform grid
 /// of the same shape, as the reference computes it with numpy.
 fn position_rms(orig: &[Vec<f64>; 3], buffer: &mut Vec<f64>) -> f64 {
@@ -124,7 +84,7 @@ fn position_rms(orig: &[Vec<f64>; 3], buffer: &mut Vec<f64>) -> f64 {
             }
         }
     }
-    (numpy_sum(buffer) / buffer.len() as f64).sqrt()
+    (numpy::sum(buffer) / buffer.len() as f64).sqrt()
 }
 
 fn slice_density(goal: &Blocks, axis: usize, index: usize) -> f64 {
@@ -218,15 +178,9 @@ mod tests {
     use crate::sim::goal::grid::from_ids;
 
     #[test]
-    fn numpy_summation_matches_known_values() {
+    fn linspace_matches_numpy() {
         assert_eq!(linspace(5), vec![0.0, 0.25, 0.5, 0.75, 1.0]);
         assert_eq!(linspace(1), vec![0.0]);
-        // 0.1 summed 10 times sequentially is 0.9999999999999999; numpy's 8-way
-        // unrolled pairwise sum of ten 0.1s gives exactly 1.0 (checked with numpy 1.26).
-        assert_eq!(pairwise_sum(&[0.1; 10]), 1.0);
-        let data: Vec<f64> = (0..20_000).map(|i| (i as f64).sqrt()).collect();
-        let chunked = pairwise_sum(&data[..8192]) + pairwise_sum(&data[8192..16384]);
-        assert_eq!(numpy_sum(&data), chunked + pairwise_sum(&data[16384..]));
     }
 
     #[test]
