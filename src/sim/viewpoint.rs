@@ -346,42 +346,45 @@ fn reachable<W: SearchWorld>(world: &W, eye: [f64; 3], click: [f64; 3]) -> bool 
             return true;
         }
     }
-    let mut step = [0i32; 3];
-    let mut t_max = [0f64; 3];
-    let mut t_delta = [0f64; 3];
-    let mut voxel = [0i32; 3];
-    for a in 0..3 {
+    // Per-axis setup, then the walk on scalars so that everything stays in
+    // registers (indexing arrays by a computed axis spills them to the stack).
+    let axis = |a: usize| {
         let s = 1f64.copysign(d[a]);
-        step[a] = s as i32;
         let start = -s * eye[a];
-        t_max[a] = if d[a] == 0.0 {
+        let t_max = if d[a] == 0.0 {
             1.0
         } else {
             ((start - floor(start)) / d[a]).abs()
         };
-        t_delta[a] = if d[a] == 0.0 { 1.0 } else { (1.0 / d[a]).abs() };
-        voxel[a] = floor(eye[a]) as i32;
-    }
+        let t_delta = if d[a] == 0.0 { 1.0 } else { (1.0 / d[a]).abs() };
+        (s as i32, t_max, t_delta, floor(eye[a]) as i32)
+    };
+    let (sx, mut tx, dx, mut x) = axis(0);
+    let (sy, mut ty, dy, mut y) = axis(1);
+    let (sz, mut tz, dz, mut z) = axis(2);
     let height = size.height as i32;
-    while t_max[0] < 1.0 || t_max[1] < 1.0 || t_max[2] < 1.0 {
-        let axis = if t_max[0] <= t_max[1] {
-            if t_max[0] <= t_max[2] { 0 } else { 2 }
-        } else if t_max[1] <= t_max[2] {
-            1
+    while tx < 1.0 || ty < 1.0 || tz < 1.0 {
+        // Smallest t first; ties go to x before y before z, as in the reference.
+        if tx <= ty {
+            if tx <= tz {
+                x += sx;
+                tx += dx;
+            } else {
+                z += sz;
+                tz += dz;
+            }
+        } else if ty <= tz {
+            y += sy;
+            ty += dy;
         } else {
-            2
-        };
-        voxel[axis] += step[axis];
-        t_max[axis] += t_delta[axis];
-        let [x, y, z] = voxel;
+            z += sz;
+            tz += dz;
+        }
         debug_assert!(
             x >= 0 && (x as usize) < size.width && y >= 0 && z >= 0 && (z as usize) < size.depth,
             "voxel walk left the world at ({x}, {y}, {z})"
         );
-        if y < height && !world.is_air(x, y, z) {
-            return false;
-        }
-        if world.is_obstacle_player(x, y, z) {
+        if (y < height && !world.is_air(x, y, z)) || world.is_obstacle_player(x, y, z) {
             return false;
         }
     }
