@@ -127,6 +127,8 @@ pub trait SearchWorld {
 /// (`2 * axis + side`, side 0 = the low face, 1 = the high face).
 struct ClickPoints {
     points: [[f64; 3]; 54],
+    /// The voxel holding each point (its floor).
+    voxels: [[i32; 3]; 54],
     faces: [u8; 54],
     len: usize,
 }
@@ -146,6 +148,7 @@ fn click_points<W: SearchWorld>(
     };
     let mut out = ClickPoints {
         points: [[0.0; 3]; 54],
+        voxels: [[0; 3]; 54],
         faces: [0; 54],
         len: 0,
     };
@@ -177,6 +180,7 @@ fn click_points<W: SearchWorld>(
                         p[(face_dim + 2) % 3] += v;
                         if (0..3).all(|i| p[i] >= 0.0 && p[i] < dims[i]) {
                             out.points[out.len] = p;
+                            out.voxels[out.len] = voxel_of(p);
                             out.faces[out.len] = 2 * face_dim as u8 + side;
                             out.len += 1;
                         }
@@ -240,6 +244,11 @@ fn for_each_standing_position<W: SearchWorld>(
 fn floor(x: f64) -> f64 {
     let t = x as i64 as f64;
     if t > x { t - 1.0 } else { t }
+}
+
+#[inline]
+fn voxel_of(p: [f64; 3]) -> [i32; 3] {
+    [floor(p[0]) as i32, floor(p[1]) as i32, floor(p[2]) as i32]
 }
 
 /// Whether any point of the target cell, grown by the 1e-4 that break clicks stick
@@ -323,23 +332,20 @@ fn viable_faces<W: SearchWorld>(world: &W, kind: Interaction, target: Cell, eye:
 /// Whether the segment from the eye to the click point is within reach and passes
 /// only through air and no other player (Amanatides-Woo voxel walk; the eye's own
 /// voxel is not checked).
-fn reachable<W: SearchWorld>(world: &W, eye: [f64; 3], click: [f64; 3]) -> bool {
+fn reachable<W: SearchWorld>(
+    world: &W,
+    eye: [f64; 3],
+    eye_voxel: [i32; 3],
+    click: [f64; 3],
+    click_voxel: [i32; 3],
+) -> bool {
     let size = world.size();
     let d = [click[0] - eye[0], click[1] - eye[1], click[2] - eye[2]];
     if d[0] * d[0] + d[1] * d[1] + d[2] * d[2] > REACH * REACH {
         return false;
     }
     if let Some(table) = world.obstacles() {
-        let a = [
-            floor(eye[0]) as i32,
-            floor(eye[1]) as i32,
-            floor(eye[2]) as i32,
-        ];
-        let b = [
-            floor(click[0]) as i32,
-            floor(click[1]) as i32,
-            floor(click[2]) as i32,
-        ];
+        let (a, b) = (eye_voxel, click_voxel);
         let lo = [a[0].min(b[0]), a[1].min(b[1]), a[2].min(b[2])];
         let hi = [a[0].max(b[0]), a[1].max(b[1]), a[2].max(b[2])];
         if table.box_is_free(lo, hi) {
@@ -357,7 +363,7 @@ fn reachable<W: SearchWorld>(world: &W, eye: [f64; 3], click: [f64; 3]) -> bool 
             ((start - floor(start)) / d[a]).abs()
         };
         let t_delta = if d[a] == 0.0 { 1.0 } else { (1.0 / d[a]).abs() };
-        (s as i32, t_max, t_delta, floor(eye[a]) as i32)
+        (s as i32, t_max, t_delta, eye_voxel[a])
     };
     let (sx, mut tx, dx, mut x) = axis(0);
     let (sy, mut ty, dy, mut y) = axis(1);
@@ -419,7 +425,11 @@ pub fn search<W: SearchWorld>(
     }
     let single = player_feet.is_some();
     let clicks = click_points(world, kind, target, faces);
-    let (points, point_faces) = (&clicks.points[..clicks.len], &clicks.faces[..clicks.len]);
+    let (points, voxels, point_faces) = (
+        &clicks.points[..clicks.len],
+        &clicks.voxels[..clicks.len],
+        &clicks.faces[..clicks.len],
+    );
     if points.is_empty() {
         return false;
     }
@@ -437,9 +447,10 @@ pub fn search<W: SearchWorld>(
         if viable == 0 {
             return false;
         }
-        points.iter().zip(point_faces).any(|(&click, &face)| {
+        let eye_voxel = voxel_of(eye);
+        points.iter().zip(voxels).zip(point_faces).any(|((&click, &voxel), &face)| {
             viable & (1 << face) != 0
-                && reachable(world, eye, click)
+                && reachable(world, eye, eye_voxel, click, voxel)
                 && f(Candidate {
                     viewpoint: eye,
                     click,
@@ -538,8 +549,8 @@ mod tests {
         let mut out = Vec::new();
         let mut visit = |feet: [f64; 3]| {
             let eye = [feet[0], feet[1] + EYE_HEIGHT, feet[2]];
-            for &click in &clicks.points[..clicks.len] {
-                if reachable(world, eye, click) {
+            for (&click, &voxel) in clicks.points[..clicks.len].iter().zip(&clicks.voxels) {
+                if reachable(world, eye, voxel_of(eye), click, voxel) {
                     out.push(Candidate {
                         viewpoint: eye,
                         click,
