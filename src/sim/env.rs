@@ -140,8 +140,8 @@ impl SearchWorld for WalkingWorld<'_> {
         self.blocks.size()
     }
     #[inline]
-    fn is_air(&self, x: i32, y: i32, z: i32) -> bool {
-        self.blocks.get(Cell::new(x, y, z)).is_air()
+    fn ids(&self) -> &[u8] {
+        self.blocks.ids()
     }
     #[inline]
     fn is_obstacle_player(&self, x: i32, y: i32, z: i32) -> bool {
@@ -161,8 +161,8 @@ impl SearchWorld for TeleportWorld<'_> {
         self.0.size()
     }
     #[inline]
-    fn is_air(&self, x: i32, y: i32, z: i32) -> bool {
-        self.0.get(Cell::new(x, y, z)).is_air()
+    fn ids(&self) -> &[u8] {
+        self.0.ids()
     }
     #[inline]
     fn is_obstacle_player(&self, _: i32, _: i32, _: i32) -> bool {

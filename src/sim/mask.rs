@@ -37,8 +37,8 @@ impl SearchWorld for ObservedWorld<'_> {
         self.size
     }
     #[inline]
-    fn is_air(&self, x: i32, y: i32, z: i32) -> bool {
-        self.blocks[self.idx(x, y, z)] == 0
+    fn ids(&self) -> &[u8] {
+        self.blocks
     }
     #[inline]
     fn is_obstacle_player(&self, x: i32, y: i32, z: i32) -> bool {

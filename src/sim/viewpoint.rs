@@ -111,8 +111,14 @@ impl ObstacleTable {
 pub trait SearchWorld {
     /// The world size.
     fn size(&self) -> WorldSize;
+    /// The block ids of the world, C order.
+    fn ids(&self) -> &[u8];
     /// Whether the in-world cell `(x, y, z)` is air.
-    fn is_air(&self, x: i32, y: i32, z: i32) -> bool;
+    #[inline]
+    fn is_air(&self, x: i32, y: i32, z: i32) -> bool {
+        let size = self.size();
+        self.ids()[(x as usize * size.height + y as usize) * size.depth + z as usize] == 0
+    }
     /// Whether the cell holds another player (an obstacle for standing and sight).
     /// `y` may equal the world height (a head above the world).
     fn is_obstacle_player(&self, x: i32, y: i32, z: i32) -> bool;
@@ -332,15 +338,34 @@ fn viable_faces<W: SearchWorld>(world: &W, kind: Interaction, target: Cell, eye:
 /// Whether the segment from the eye to the click point is within reach and passes
 /// only through air and no other player (Amanatides-Woo voxel walk; the eye's own
 /// voxel is not checked).
-fn reachable<W: SearchWorld>(
-    world: &W,
-    eye: [f64; 3],
-    eye_voxel: [i32; 3],
-    click: [f64; 3],
-    click_voxel: [i32; 3],
-) -> bool {
+/// An eye position with what every ray from it shares.
+#[derive(Clone, Copy)]
+struct Eye {
+    pos: [f64; 3],
+    voxel: [i32; 3],
+    /// Per axis, `start - floor(start)` for `start = -pos` (rays going up the axis)
+    /// and `start = pos` (going down), as the reference computes it per ray.
+    frac_up: [f64; 3],
+    frac_down: [f64; 3],
+}
+
+impl Eye {
+    fn new(pos: [f64; 3]) -> Self {
+        let frac = |v: f64| v - floor(v);
+        Self {
+            pos,
+            voxel: voxel_of(pos),
+            frac_up: [frac(-pos[0]), frac(-pos[1]), frac(-pos[2])],
+            frac_down: [frac(pos[0]), frac(pos[1]), frac(pos[2])],
+        }
+    }
+}
+
+fn reachable<W: SearchWorld>(world: &W, eye: &Eye, click: [f64; 3], click_voxel: [i32; 3]) -> bool {
     let size = world.size();
-    let d = [click[0] - eye[0], click[1] - eye[1], click[2] - eye[2]];
+    let eye_voxel = eye.voxel;
+    let e = eye.pos;
+    let d = [click[0] - e[0], click[1] - e[1], click[2] - e[2]];
     if d[0] * d[0] + d[1] * d[1] + d[2] * d[2] > REACH * REACH {
         return false;
     }
@@ -356,11 +381,16 @@ fn reachable<W: SearchWorld>(
     // registers (indexing arrays by a computed axis spills them to the stack).
     let axis = |a: usize| {
         let s = 1f64.copysign(d[a]);
-        let start = -s * eye[a];
+        // `-s * pos - floor(-s * pos)`, precomputed per eye for both signs.
+        let frac = if s > 0.0 {
+            eye.frac_up[a]
+        } else {
+            eye.frac_down[a]
+        };
         let t_max = if d[a] == 0.0 {
             1.0
         } else {
-            ((start - floor(start)) / d[a]).abs()
+            (frac / d[a]).abs()
         };
         let t_delta = if d[a] == 0.0 { 1.0 } else { (1.0 / d[a]).abs() };
         (s as i32, t_max, t_delta, eye_voxel[a])
@@ -369,28 +399,37 @@ fn reachable<W: SearchWorld>(
     let (sy, mut ty, dy, mut y) = axis(1);
     let (sz, mut tz, dz, mut z) = axis(2);
     let height = size.height as i32;
+    let ids = world.ids();
+    // The linear index follows the voxel; it is only read while y is in the world.
+    let (stride_x, stride_y) = ((size.height * size.depth) as isize, size.depth as isize);
+    let mut index = (x as isize * size.height as isize + y as isize) * stride_y + z as isize;
+    let (step_x, step_y, step_z) = (sx as isize * stride_x, sy as isize * stride_y, sz as isize);
     while tx < 1.0 || ty < 1.0 || tz < 1.0 {
         // Smallest t first; ties go to x before y before z, as in the reference.
         if tx <= ty {
             if tx <= tz {
                 x += sx;
                 tx += dx;
+                index += step_x;
             } else {
                 z += sz;
                 tz += dz;
+                index += step_z;
             }
         } else if ty <= tz {
             y += sy;
             ty += dy;
+            index += step_y;
         } else {
             z += sz;
             tz += dz;
+            index += step_z;
         }
         debug_assert!(
             x >= 0 && (x as usize) < size.width && y >= 0 && z >= 0 && (z as usize) < size.depth,
             "voxel walk left the world at ({x}, {y}, {z})"
         );
-        if (y < height && !world.is_air(x, y, z)) || world.is_obstacle_player(x, y, z) {
+        if (y < height && ids[index as usize] != 0) || world.is_obstacle_player(x, y, z) {
             return false;
         }
     }
@@ -447,15 +486,19 @@ pub fn search<W: SearchWorld>(
         if viable == 0 {
             return false;
         }
-        let eye_voxel = voxel_of(eye);
-        points.iter().zip(voxels).zip(point_faces).any(|((&click, &voxel), &face)| {
-            viable & (1 << face) != 0
-                && reachable(world, eye, eye_voxel, click, voxel)
-                && f(Candidate {
-                    viewpoint: eye,
-                    click,
-                })
-        })
+        let eye_info = Eye::new(eye);
+        points
+            .iter()
+            .zip(voxels)
+            .zip(point_faces)
+            .any(|((&click, &voxel), &face)| {
+                viable & (1 << face) != 0
+                    && reachable(world, &eye_info, click, voxel)
+                    && f(Candidate {
+                        viewpoint: eye,
+                        click,
+                    })
+            })
     };
     match player_feet {
         Some(feet) => try_position(feet),
@@ -510,6 +553,7 @@ mod tests {
     struct Grid {
         size: WorldSize,
         blocks: Vec<bool>,
+        ids: Vec<u8>,
         players: Vec<Cell>,
         table: Option<ObstacleTable>,
     }
@@ -518,8 +562,8 @@ mod tests {
         fn size(&self) -> WorldSize {
             self.size
         }
-        fn is_air(&self, x: i32, y: i32, z: i32) -> bool {
-            !self.blocks[self.size.index(Cell::new(x, y, z)).get()]
+        fn ids(&self) -> &[u8] {
+            &self.ids
         }
         fn is_obstacle_player(&self, x: i32, y: i32, z: i32) -> bool {
             self.players
@@ -541,6 +585,7 @@ mod tests {
         let walker = Grid {
             size: world.size,
             blocks: world.blocks.clone(),
+            ids: world.ids.clone(),
             players: world.players.clone(),
             table: None,
         };
@@ -550,7 +595,7 @@ mod tests {
         let mut visit = |feet: [f64; 3]| {
             let eye = [feet[0], feet[1] + EYE_HEIGHT, feet[2]];
             for (&click, &voxel) in clicks.points[..clicks.len].iter().zip(&clicks.voxels) {
-                if reachable(world, eye, voxel_of(eye), click, voxel) {
+                if reachable(world, &Eye::new(eye), click, voxel) {
                     out.push(Candidate {
                         viewpoint: eye,
                         click,
@@ -582,9 +627,11 @@ mod tests {
                 blocks: (0..size.num_cells())
                     .map(|_| rng.random_bool(density))
                     .collect(),
+                ids: Vec::new(),
                 players: Vec::new(),
                 table: None,
             };
+            grid.ids = grid.blocks.iter().map(|&b| u8::from(b)).collect();
             for _ in 0..rng.random_range(0..3) {
                 let c = Cell::new(
                     rng.random_range(0..9),
