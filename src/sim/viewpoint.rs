@@ -152,6 +152,10 @@ fn click_points<W: SearchWorld>(
         Interaction::Break => 1e-4,
         Interaction::Place => -1e-4,
     };
+    // The reference steps `face` by `1 + 2*shift` from `0 - shift`, and u, v by 0.4
+    // from 0.1; keep those float sequences rather than literals.
+    let face_offsets = [0.0 - shift, (0.0 - shift) + (1.0 + 2.0 * shift)];
+    let uv = [0.1, 0.1 + 0.4, (0.1 + 0.4) + 0.4];
     let mut out = ClickPoints {
         points: [[0.0; 3]; 54],
         voxels: [[0; 3]; 54],
@@ -159,44 +163,43 @@ fn click_points<W: SearchWorld>(
         len: 0,
     };
     let t = target.to_array();
+    let base = [f64::from(t[0]), f64::from(t[1]), f64::from(t[2])];
     for face_dim in 0..3 {
-        let mut side = 0u8;
-        // The reference steps `face` by `1 + 2*shift` from `0 - shift`; keep the same
-        // float sequence rather than two literals.
-        let mut face = 0.0 - shift;
-        while face < 1.1 {
-            let usable = faces & (1 << (2 * face_dim as u8 + side)) != 0
-                && match kind {
-                    Interaction::Break => true,
-                    Interaction::Place => {
-                        let mut against = t;
-                        against[face_dim] += if face > 0.5 { 1 } else { -1 };
-                        let a = Cell::new(against[0], against[1], against[2]);
-                        size.contains(a) && !world.is_air(a.x, a.y, a.z)
-                    }
-                };
-            if usable {
-                let mut u = 0.1;
-                while u < 1.0 {
-                    let mut v = 0.1;
-                    while v < 1.0 {
-                        let mut p = [f64::from(t[0]), f64::from(t[1]), f64::from(t[2])];
-                        p[face_dim] += face;
-                        p[(face_dim + 1) % 3] += u;
-                        p[(face_dim + 2) % 3] += v;
-                        if (0..3).all(|i| p[i] >= 0.0 && p[i] < dims[i]) {
-                            out.points[out.len] = p;
-                            out.voxels[out.len] = voxel_of(p);
-                            out.faces[out.len] = 2 * face_dim as u8 + side;
-                            out.len += 1;
-                        }
-                        v += 0.4;
-                    }
-                    u += 0.4;
+        let (a1, a2) = ((face_dim + 1) % 3, (face_dim + 2) % 3);
+        for (side, &face) in face_offsets.iter().enumerate() {
+            let id = 2 * face_dim as u8 + side as u8;
+            if faces & (1 << id) == 0 {
+                continue;
+            }
+            if kind == Interaction::Place {
+                let mut against = t;
+                against[face_dim] += if face > 0.5 { 1 } else { -1 };
+                let a = Cell::new(against[0], against[1], against[2]);
+                if !size.contains(a) || world.is_air(a.x, a.y, a.z) {
+                    continue;
                 }
             }
-            face += 1.0 + 2.0 * shift;
-            side += 1;
+            // The u and v coordinates lie in (t, t + 1), inside the world; only the
+            // face's own coordinate can leave it (break faces on the world's border),
+            // and then all nine points do.
+            let plane = base[face_dim] + face;
+            if !(plane >= 0.0 && plane < dims[face_dim]) {
+                continue;
+            }
+            let mut voxel = t;
+            voxel[face_dim] = floor(plane) as i32;
+            for &u in &uv {
+                for &v in &uv {
+                    let mut p = base;
+                    p[face_dim] = plane;
+                    p[a1] += u;
+                    p[a2] += v;
+                    out.points[out.len] = p;
+                    out.voxels[out.len] = voxel;
+                    out.faces[out.len] = id;
+                    out.len += 1;
+                }
+            }
         }
     }
     out
