@@ -66,7 +66,6 @@ pub fn compute(
 ) -> MaskCounts {
     assert_eq!(out.len(), layout.len(), "mask buffer has the wrong length");
     let mut counts = MaskCounts::default();
-    out.fill(false);
     let size = obs.size();
     let world = ObservedWorld {
         size,
@@ -79,23 +78,12 @@ pub fn compute(
     // lowest marked y.
     let player = find_player(size, world.markers);
     if player.is_none() && !teleportation {
+        out.fill(false);
         return counts;
     }
     let (px, feet_y, pz) = player.unwrap_or((-1, -1, -1));
     let head_y = feet_y + 1;
 
-    out[0] = true;
-    counts.per_type[ActionType::Noop.id() as usize] = 1;
-    if !teleportation {
-        for kind in ActionType::MOVES {
-            let (dx, dy, dz) = kind.move_delta().expect("a move");
-            if let Some(offset) = layout.offset(kind) {
-                let valid = can_move_to(&world, px + dx, feet_y + dy, pz + dz);
-                out[offset] = valid;
-                counts.per_type[kind.id() as usize] = usize::from(valid);
-            }
-        }
-    }
     let (mut place_cells, mut breaks, mut gives) = (0, 0, 0);
 
     let standing =
@@ -123,12 +111,39 @@ pub fn compute(
     let place_offset = layout
         .offset(ActionType::PlaceBlock)
         .filter(|_| !have.is_empty());
+    // Clear the buffer, except the spans of the second and later held blocks, which
+    // are copied whole from the first one's at the end.
+    match place_offset {
+        Some(offset) => {
+            let mut from = 0;
+            for &b in &have[1..] {
+                out[from..offset + b * n].fill(false);
+                from = offset + (b + 1) * n;
+            }
+            out[from..].fill(false);
+        }
+        None => out.fill(false),
+    }
+
+    out[0] = true;
+    counts.per_type[ActionType::Noop.id() as usize] = 1;
+    if !teleportation {
+        for kind in ActionType::MOVES {
+            let (dx, dy, dz) = kind.move_delta().expect("a move");
+            if let Some(offset) = layout.offset(kind) {
+                let valid = can_move_to(&world, px + dx, feet_y + dy, pz + dz);
+                out[offset] = valid;
+                counts.per_type[kind.id() as usize] = usize::from(valid);
+            }
+        }
+    }
     let break_offset = layout.offset(ActionType::BreakBlock);
     let blocks = world.blocks;
+    // Below first: most placeable cells rest on something.
     let solid_neighbour = |x: i32, y: i32, z: i32, i: usize| {
-        (x > 0 && blocks[i - x_stride] != 0)
+        (y > 0 && blocks[i - y_stride] != 0)
+            || (x > 0 && blocks[i - x_stride] != 0)
             || (x + 1 < size.width as i32 && blocks[i + x_stride] != 0)
-            || (y > 0 && blocks[i - y_stride] != 0)
             || (y + 1 < h && blocks[i + y_stride] != 0)
             || (z > 0 && blocks[i - 1] != 0)
             || (z + 1 < d && blocks[i + 1] != 0)
@@ -165,9 +180,9 @@ pub fn compute(
                                 standing,
                             ))
                     {
-                        for &b in have {
-                            out[offset + b * n + i] = true;
-                        }
+                        // Every held block has the same cells; the other blocks'
+                        // spans are copied from the first one after the loop.
+                        out[offset + have[0] * n + i] = true;
                         place_cells += 1;
                     }
                 } else if let Some(offset) = break_offset
@@ -204,6 +219,12 @@ pub fn compute(
                     }
                 }
             }
+        }
+    }
+    if let Some(offset) = place_offset {
+        let first = offset + have[0] * n;
+        for &b in &have[1..] {
+            out.copy_within(first..first + n, offset + b * n);
         }
     }
     counts.per_type[ActionType::PlaceBlock.id() as usize] = place_cells * have.len();
