@@ -146,6 +146,32 @@ fn click_points<W: SearchWorld>(
     target: Cell,
     faces: u8,
 ) -> ClickPoints {
+    let mut out = ClickPoints {
+        points: [[0.0; 3]; 54],
+        voxels: [[0; 3]; 54],
+        faces: [0; 54],
+        len: 0,
+    };
+    for_each_click_point(world, kind, target, faces, |face, p, voxel| {
+        out.points[out.len] = p;
+        out.voxels[out.len] = voxel;
+        out.faces[out.len] = face;
+        out.len += 1;
+        false
+    });
+    out
+}
+
+/// Calls `f(face, point, voxel)` for the click points of the faces in `faces` (a
+/// 6-bit set, see [`viable_faces`]), in the reference's order, until it returns
+/// `true`; returns whether it did.
+fn for_each_click_point<W: SearchWorld>(
+    world: &W,
+    kind: Interaction,
+    target: Cell,
+    faces: u8,
+    mut f: impl FnMut(u8, [f64; 3], [i32; 3]) -> bool,
+) -> bool {
     let size = world.size();
     let dims = [size.width as f64, size.height as f64, size.depth as f64];
     let shift = match kind {
@@ -156,12 +182,6 @@ fn click_points<W: SearchWorld>(
     // from 0.1; keep those float sequences rather than literals.
     let face_offsets = [0.0 - shift, (0.0 - shift) + (1.0 + 2.0 * shift)];
     let uv = [0.1, 0.1 + 0.4, (0.1 + 0.4) + 0.4];
-    let mut out = ClickPoints {
-        points: [[0.0; 3]; 54],
-        voxels: [[0; 3]; 54],
-        faces: [0; 54],
-        len: 0,
-    };
     let t = target.to_array();
     let base = [f64::from(t[0]), f64::from(t[1]), f64::from(t[2])];
     for face_dim in 0..3 {
@@ -194,15 +214,14 @@ fn click_points<W: SearchWorld>(
                     p[face_dim] = plane;
                     p[a1] += u;
                     p[a2] += v;
-                    out.points[out.len] = p;
-                    out.voxels[out.len] = voxel;
-                    out.faces[out.len] = id;
-                    out.len += 1;
+                    if f(id, p, voxel) {
+                        return true;
+                    }
                 }
             }
         }
     }
-    out
+    false
 }
 
 /// Calls `f` with each standing position (feet) of the teleportation search, in the
@@ -309,17 +328,19 @@ fn viable_faces<W: SearchWorld>(world: &W, kind: Interaction, target: Cell, eye:
             let high = low + 1.0;
             let ok = match kind {
                 Interaction::Break => {
-                    let neighbour_free = neighbour == eye_voxel
-                        || (size.contains(neighbour)
-                            && world.is_air(n[0], n[1], n[2])
-                            && !world.is_obstacle_player(n[0], n[1], n[2]));
+                    // The cheap float test first; the world only for faces that
+                    // face the eye.
                     let facing = eye_voxel == target
                         || if side == 0 {
                             eye[axis] < low
                         } else {
                             eye[axis] > high
                         };
-                    neighbour_free && facing
+                    facing
+                        && (neighbour == eye_voxel
+                            || (size.contains(neighbour)
+                                && world.is_air(n[0], n[1], n[2])
+                                && !world.is_obstacle_player(n[0], n[1], n[2])))
                 }
                 Interaction::Place => {
                     let beyond = if side == 0 {
@@ -452,21 +473,27 @@ pub fn search<W: SearchWorld>(
     player_feet: Option<[f64; 3]>,
     mut f: impl FnMut(Candidate) -> bool,
 ) -> bool {
-    // With one viewpoint, only the faces it can see need click points at all.
-    let faces = match player_feet {
-        Some(feet) => viable_faces(
-            world,
-            kind,
-            target,
-            [feet[0], feet[1] + EYE_HEIGHT, feet[2]],
-        ),
-        None => 0b11_1111,
-    };
-    if faces == 0 {
-        return false;
+    // With one viewpoint, only the faces it can see need click points, and they are
+    // walked as they are generated.
+    if let Some(feet) = player_feet {
+        let eye = [feet[0], feet[1] + EYE_HEIGHT, feet[2]];
+        if !box_in_reach(target, eye) {
+            return false;
+        }
+        let faces = viable_faces(world, kind, target, eye);
+        if faces == 0 {
+            return false;
+        }
+        let eye_info = Eye::new(eye);
+        return for_each_click_point(world, kind, target, faces, |_, click, voxel| {
+            reachable(world, &eye_info, click, voxel)
+                && f(Candidate {
+                    viewpoint: eye,
+                    click,
+                })
+        });
     }
-    let single = player_feet.is_some();
-    let clicks = click_points(world, kind, target, faces);
+    let clicks = click_points(world, kind, target, 0b11_1111);
     let (points, voxels, point_faces) = (
         &clicks.points[..clicks.len],
         &clicks.voxels[..clicks.len],
@@ -475,17 +502,12 @@ pub fn search<W: SearchWorld>(
     if points.is_empty() {
         return false;
     }
-    let mut try_position = |feet: [f64; 3]| {
+    let try_position = |feet: [f64; 3]| {
         let eye = [feet[0], feet[1] + EYE_HEIGHT, feet[2]];
         if !box_in_reach(target, eye) {
             return false;
         }
-        // The single viewpoint's faces were computed above.
-        let viable = if single {
-            faces
-        } else {
-            viable_faces(world, kind, target, eye)
-        };
+        let viable = viable_faces(world, kind, target, eye);
         if viable == 0 {
             return false;
         }
@@ -503,10 +525,7 @@ pub fn search<W: SearchWorld>(
                     })
             })
     };
-    match player_feet {
-        Some(feet) => try_position(feet),
-        None => for_each_standing_position(world, kind, target, try_position),
-    }
+    for_each_standing_position(world, kind, target, try_position)
 }
 
 /// Every candidate, in order, written into `out` (cleared first) so a caller can
