@@ -60,15 +60,9 @@ const RESOURCE_BUILD: [Command; 9] = [
 ];
 
 fn builder_commands() -> Vec<Command> {
-    vec![
-        Move(MoveNegY),
-        Move(MovePosY),
-        Move(MoveNegX),
-        Move(MoveNegZ),
-        Place([1, 2, 1], COBBLE),
-        Move(MovePosX),
-        Move(MovePosX),
-        Place([2, 2, 1], COBBLE),
+    // The builder's first eight commands are the resource agent's build opening.
+    let mut c = RESOURCE_BUILD[..8].to_vec();
+    c.extend([
         Place([3, 2, 1], COBBLE),
         Move(MovePosY),
         Move(MovePosZ),
@@ -80,7 +74,8 @@ fn builder_commands() -> Vec<Command> {
         Place([3, 2, 3], COBBLE),
         Place([2, 2, 3], COBBLE),
         Place([1, 2, 3], COBBLE),
-    ]
+    ]);
+    c
 }
 
 fn resource_commands() -> Vec<Command> {
