@@ -210,6 +210,8 @@ pub fn rollout(
     };
     let mut obs: Vec<_> = (0..r.players).map(|_| env.new_observation()).collect();
     let mut masks = vec![vec![false; env.layout().len()]; r.players];
+    // Rollouts keep a mask cache per player, as the vectorised API does.
+    let mut caches = vec![mask::MaskCache::default(); r.players];
     let mut actions = vec![Action::NOOP; r.players];
     let mut reset =
         |env: &mut Env, agents: &mut Vec<Box<dyn Agent>>, obs: &mut Vec<_>, rng: &mut StdRng| {
@@ -231,7 +233,7 @@ pub fn rollout(
         match r.actor {
             Actor::Uniform { line_of_sight } => {
                 for p in 0..r.players {
-                    mask::compute(
+                    caches[p].compute(
                         &obs[p],
                         config.abilities,
                         env.layout(),

@@ -64,6 +64,43 @@ pub fn compute(
     line_of_sight: bool,
     out: &mut [bool],
 ) -> MaskCounts {
+    compute_inner(obs, abilities, layout, line_of_sight, out, None).0
+}
+
+/// What an incremental recomputation starts from: `out` holds the mask of an
+/// earlier observation with the same observer position and inventory, whose
+/// counts these are, and `changed` lists the cells whose block or player marker
+/// differs since.
+struct Incremental<'a> {
+    changed: &'a [Cell],
+    counts: MaskCounts,
+    place_cells: usize,
+}
+
+impl Incremental<'_> {
+    /// Whether the entries of target `t` may have changed. They depend only on the
+    /// box spanned by the eye's voxel and `t`'s neighbourhood: the target and its
+    /// neighbours (placeability, faces, click points) and every voxel a ray from the
+    /// eye to a click point can cross.
+    fn dirty(&self, eye: Cell, t: Cell) -> bool {
+        self.changed.iter().any(|c| {
+            let within = |e: i32, t: i32, c: i32| e.min(t - 1) <= c && c <= e.max(t + 1);
+            within(eye.x, t.x, c.x) && within(eye.y, t.y, c.y) && within(eye.z, t.z, c.z)
+        })
+    }
+}
+
+/// Computes a mask into `out`, from scratch or (walking, with `incremental`) by
+/// recomputing only the targets a change can affect. Returns the counts and the
+/// number of placeable cells.
+fn compute_inner(
+    obs: &Observation,
+    abilities: Abilities,
+    layout: &FlatLayout,
+    line_of_sight: bool,
+    out: &mut [bool],
+    incremental: Option<Incremental<'_>>,
+) -> (MaskCounts, usize) {
     assert_eq!(out.len(), layout.len(), "mask buffer has the wrong length");
     let mut counts = MaskCounts::default();
     let size = obs.size();
@@ -79,12 +116,20 @@ pub fn compute(
     let player = find_player(size, world.markers);
     if player.is_none() && !teleportation {
         out.fill(false);
-        return counts;
+        return (counts, 0);
     }
     let (px, feet_y, pz) = player.unwrap_or((-1, -1, -1));
     let head_y = feet_y + 1;
 
-    let (mut place_cells, mut breaks, mut gives) = (0, 0, 0);
+    let (mut place_cells, mut breaks, mut gives) = match &incremental {
+        Some(inc) => (
+            inc.place_cells,
+            inc.counts.per_type[ActionType::BreakBlock.id() as usize],
+            0,
+        ),
+        None => (0, 0, 0),
+    };
+    let eye_voxel = Cell::new(px, head_y, pz);
 
     let standing =
         (!teleportation).then(|| [f64::from(px) + 0.5, f64::from(feet_y), f64::from(pz) + 0.5]);
@@ -112,9 +157,15 @@ pub fn compute(
         .offset(ActionType::PlaceBlock)
         .filter(|_| !have.is_empty());
     // Clear the buffer, except the spans of the second and later held blocks, which
-    // are copied whole from the first one's at the end.
-    match place_offset {
-        Some(offset) => {
+    // are copied whole from the first one's at the end. Incrementally, only the
+    // GIVE entries are redone from scratch.
+    match (place_offset, &incremental) {
+        (_, Some(_)) => {
+            if let Some(offset) = layout.offset(ActionType::GiveBlock) {
+                out[offset..offset + layout.block_len(ActionType::GiveBlock)].fill(false);
+            }
+        }
+        (Some(offset), None) => {
             let mut from = 0;
             for &b in &have[1..] {
                 out[from..offset + b * n].fill(false);
@@ -122,7 +173,7 @@ pub fn compute(
             }
             out[from..].fill(false);
         }
-        None => out.fill(false),
+        (None, None) => out.fill(false),
     }
 
     out[0] = true;
@@ -167,18 +218,31 @@ pub fn compute(
             let row = (x as usize * size.height + y as usize) * size.depth;
             for z in z0..=z1 {
                 let i = row + z as usize;
+                let cell = Cell::new(x, y, z);
+                if let Some(inc) = &incremental {
+                    if !inc.dirty(eye_voxel, cell) {
+                        continue;
+                    }
+                    // Take the target's old entries out of the counts; they are
+                    // decided afresh below.
+                    if let Some(offset) = place_offset
+                        && std::mem::take(&mut out[offset + have[0] * n + i])
+                    {
+                        place_cells -= 1;
+                    }
+                    if let Some(offset) = break_offset
+                        && std::mem::take(&mut out[offset + i])
+                    {
+                        breaks -= 1;
+                    }
+                }
                 let block = BlockId(blocks[i]);
                 if block.is_air() {
                     if let Some(offset) = place_offset
                         && world.markers[i] == NO_ONE
                         && solid_neighbour(x, y, z, i)
                         && (!line_of_sight
-                            || viewpoint::any_candidate(
-                                &world,
-                                Interaction::Place,
-                                Cell::new(x, y, z),
-                                standing,
-                            ))
+                            || viewpoint::any_candidate(&world, Interaction::Place, cell, standing))
                     {
                         // Every held block has the same cells; the other blocks'
                         // spans are copied from the first one after the loop.
@@ -188,12 +252,7 @@ pub fn compute(
                 } else if let Some(offset) = break_offset
                     && block.is_breakable()
                     && (!line_of_sight
-                        || viewpoint::any_candidate(
-                            &world,
-                            Interaction::Break,
-                            Cell::new(x, y, z),
-                            standing,
-                        ))
+                        || viewpoint::any_candidate(&world, Interaction::Break, cell, standing))
                 {
                     out[offset + i] = true;
                     breaks += 1;
@@ -230,7 +289,131 @@ pub fn compute(
     counts.per_type[ActionType::PlaceBlock.id() as usize] = place_cells * have.len();
     counts.per_type[ActionType::BreakBlock.id() as usize] = breaks;
     counts.per_type[ActionType::GiveBlock.id() as usize] = gives;
-    counts
+    (counts, place_cells)
+}
+
+/// Most changed cells an incremental update handles before recomputing everything.
+const MAX_CHANGED: usize = 32;
+
+/// A player's line-of-sight masks kept between observations, so that a mask is
+/// recomputed only where the world changed (walking mode, same position and held
+/// block types); anything else recomputes it from scratch. The result is always
+/// exactly [`compute`]'s.
+#[derive(Clone, Debug, Default)]
+pub struct MaskCache {
+    key: Option<(WorldSize, Abilities, usize, bool)>,
+    player: Option<(i32, i32, i32)>,
+    blocks: Vec<u8>,
+    markers: Vec<u8>,
+    inventory: Vec<i32>,
+    mask: Vec<bool>,
+    counts: MaskCounts,
+    place_cells: usize,
+    changed: Vec<Cell>,
+    full: u64,
+    incremental: u64,
+}
+
+impl MaskCache {
+    /// How many masks were computed from scratch and how many incrementally.
+    pub fn stats(&self) -> (u64, u64) {
+        (self.full, self.incremental)
+    }
+
+    /// Computes the mask of `obs` into `out` like [`compute`].
+    pub fn compute(
+        &mut self,
+        obs: &Observation,
+        abilities: Abilities,
+        layout: &FlatLayout,
+        line_of_sight: bool,
+        out: &mut [bool],
+    ) -> MaskCounts {
+        // Masks without line of sight, and teleporting ones (which search around
+        // every target), cost less to compute than to keep: only walking
+        // line-of-sight masks are kept.
+        if abilities.teleportation || !line_of_sight {
+            self.key = None;
+            self.full += 1;
+            return compute(obs, abilities, layout, line_of_sight, out);
+        }
+        let size = obs.size();
+        let blocks = obs.channel(WorldChannel::CurrentBlocks);
+        let markers = obs.channel(WorldChannel::PlayerLocations);
+        let key = Some((size, abilities, layout.len(), line_of_sight));
+        let player = find_player(size, markers);
+        let reusable = self.key == key
+            && player.is_some()
+            && self.player == player
+            // Place entries depend on which blocks are held, not how many; GIVE
+            // entries are always redone.
+            && self.inventory.len() == obs.inventory_row(0).len()
+            && self
+                .inventory
+                .iter()
+                .zip(obs.inventory_row(0))
+                .all(|(&a, &b)| (a > 0) == (b > 0))
+            && self.find_changes(size, blocks, markers);
+
+        let (counts, place_cells) = if reusable {
+            self.incremental += 1;
+            let incremental = Incremental {
+                changed: &self.changed,
+                counts: self.counts,
+                place_cells: self.place_cells,
+            };
+            compute_inner(
+                obs,
+                abilities,
+                layout,
+                line_of_sight,
+                &mut self.mask,
+                Some(incremental),
+            )
+        } else {
+            self.full += 1;
+            self.mask.resize(layout.len(), false);
+            compute_inner(obs, abilities, layout, line_of_sight, &mut self.mask, None)
+        };
+        out.copy_from_slice(&self.mask);
+        self.key = key;
+        self.player = player;
+        self.counts = counts;
+        self.place_cells = place_cells;
+        self.blocks.clear();
+        self.blocks.extend_from_slice(blocks);
+        self.markers.clear();
+        self.markers.extend_from_slice(markers);
+        self.inventory.clear();
+        self.inventory.extend_from_slice(obs.inventory_row(0));
+        counts
+    }
+
+    /// Lists the cells whose block or marker changed; false if there are too many
+    /// for an incremental update to pay.
+    fn find_changes(&mut self, size: WorldSize, blocks: &[u8], markers: &[u8]) -> bool {
+        const CHUNK: usize = 64;
+        self.changed.clear();
+        // Full size up front, so that steady-state updates never allocate.
+        self.changed.reserve(MAX_CHANGED);
+        for (old, new) in [(&self.blocks, blocks), (&self.markers, markers)] {
+            for (k, (a, b)) in old.chunks(CHUNK).zip(new.chunks(CHUNK)).enumerate() {
+                if a == b {
+                    continue;
+                }
+                for (j, (x, y)) in a.iter().zip(b).enumerate() {
+                    if x != y {
+                        if self.changed.len() == MAX_CHANGED {
+                            return false;
+                        }
+                        self.changed
+                            .push(size.cell(CellIndex((k * CHUNK + j) as u32)));
+                    }
+                }
+            }
+        }
+        true
+    }
 }
 
 /// How many entries of each action type a computed mask holds, so that callers can
@@ -394,6 +577,95 @@ mod tests {
                     );
                 }
                 env.step(&actions).unwrap();
+            }
+        }
+    }
+
+    /// The cache returns exactly what a fresh computation returns, step after step
+    /// of random play (moves, places, breaks, gives, other players moving).
+    #[test]
+    fn cached_masks_equal_fresh_ones() {
+        for (players, inf_blocks, los) in [
+            (2, true, true),
+            (3, true, true),
+            (2, false, true),
+            (3, false, true),
+            (2, true, false),
+        ] {
+            let config = Config::from_json(&serde_json::json!({
+                "num_players": players,
+                "world_size": [8, 7, 8],
+                "horizon": 100_000,
+                "players": vec![serde_json::json!({}); players],
+                "abilities": {"teleportation": false, "flying": true, "inf_blocks": inf_blocks},
+            }))
+            .unwrap();
+            let mut env = Env::new(config.clone());
+            let mut rng = StdRng::seed_from_u64(players as u64 + u64::from(inf_blocks));
+            let mut structure = Blocks::air(env.goal_structure_size());
+            for c in structure.size().cells().filter(|c| c.y < 3) {
+                structure.set(c, BlockId::PLANKS);
+            }
+            env.reset_with_goal(
+                place_goal(config.world_size, &structure, inf_blocks),
+                &mut rng,
+            );
+            let layout = *env.layout();
+            let mut caches = vec![MaskCache::default(); players];
+            let mut obs = env.new_observation();
+            let (mut fresh, mut cached) = (vec![false; layout.len()], vec![false; layout.len()]);
+            for step in 0..400 {
+                let mut actions = Vec::new();
+                for (p, cache) in caches.iter_mut().enumerate() {
+                    env.observe(p, &mut obs).unwrap();
+                    let expected = compute(&obs, config.abilities, &layout, los, &mut fresh);
+                    let got = cache.compute(&obs, config.abilities, &layout, los, &mut cached);
+                    assert_eq!(got, expected, "counts, step {step}, player {p}");
+                    if let Some(i) = (0..fresh.len()).find(|&i| fresh[i] != cached[i]) {
+                        panic!(
+                            "step {step}, player {p}: entry {i} ({:?}) differs",
+                            layout.action(i)
+                        );
+                    }
+                    // Mostly builds, sometimes moves, as players do.
+                    let valid: Vec<usize> = (0..fresh.len()).filter(|&i| fresh[i]).collect();
+                    let moves: Vec<usize> = valid
+                        .iter()
+                        .copied()
+                        .filter(|&i| layout.action(i).unwrap().kind.is_move())
+                        .collect();
+                    let builds: Vec<usize> = valid
+                        .iter()
+                        .copied()
+                        .filter(|&i| !layout.action(i).unwrap().kind.is_move())
+                        .collect();
+                    let pick = if !moves.is_empty() && (builds.len() <= 1 || rng.random_bool(0.15))
+                    {
+                        moves[rng.random_range(0..moves.len())]
+                    } else {
+                        builds[rng.random_range(0..builds.len())]
+                    };
+                    actions.push(layout.action(pick).unwrap());
+                }
+                env.step(&actions).unwrap();
+            }
+            // The test means something only if many masks took the incremental path
+            // (in palette mode the held block types change often, forcing full ones).
+            for cache in &caches {
+                let (full, incremental) = cache.stats();
+                let needed = match (los, inf_blocks) {
+                    // Masks without line of sight are never kept.
+                    (false, _) => {
+                        assert_eq!(incremental, 0);
+                        continue;
+                    }
+                    (true, true) => 2 * full,
+                    (true, false) => full / 4,
+                };
+                assert!(
+                    incremental > needed,
+                    "{players} players, inf_blocks {inf_blocks}: {full} full, {incremental} incremental"
+                );
             }
         }
     }

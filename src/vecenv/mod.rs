@@ -52,6 +52,8 @@ pub struct Slot {
     pub observations: Vec<Observation>,
     /// Per player, the latest flat mask (empty with [`MaskMode::None`]).
     pub masks: Vec<Vec<bool>>,
+    /// Per player, what the next mask can be updated from.
+    mask_caches: Vec<mask::MaskCache>,
     /// Per player, the rewards of the last step.
     pub rewards: Vec<f64>,
     /// Per player, the infos of the last step.
@@ -93,7 +95,7 @@ impl Slot {
             let _ = self.env.observe(p, &mut self.observations[p]);
             if let Some(los) = los {
                 let env = &self.env;
-                mask::compute(
+                self.mask_caches[p].compute(
                     &self.observations[p],
                     env.config().abilities,
                     env.layout(),
@@ -196,6 +198,7 @@ impl VecEnv {
             let mut slot = Slot {
                 observations: (0..num_players).map(|_| env.new_observation()).collect(),
                 masks: vec![vec![false; mask_len]; num_players],
+                mask_caches: vec![mask::MaskCache::default(); num_players],
                 rewards: vec![0.0; num_players],
                 infos: env.reset_infos(),
                 done: false,
