@@ -125,8 +125,13 @@ fn neighbour(cell: [usize; 3], off: [isize; 3], dims: [usize; 3]) -> Option<[usi
 /// The number of 4-connected components of the `true` cells of a 2-D mask
 /// (`mask[i][j]`), which is what the reference reads off `cc3d`'s maximum label.
 pub fn count_components_2d<const N: usize>(mask: &[[bool; N]; N]) -> usize {
+    // A fixed stack: this runs for every border cell of every thinning sweep, where
+    // a heap allocation per component dominated goal generation.
+    const MAX_CELLS: usize = 64;
+    assert!(N * N <= MAX_CELLS, "count_components_2d handles grids up to 8x8");
     let mut seen = [[false; N]; N];
     let mut count = 0;
+    let mut stack = [(0usize, 0usize); MAX_CELLS];
     for i in 0..N {
         for j in 0..N {
             if !mask[i][j] || seen[i][j] {
@@ -134,8 +139,11 @@ pub fn count_components_2d<const N: usize>(mask: &[[bool; N]; N]) -> usize {
             }
             count += 1;
             seen[i][j] = true;
-            let mut stack = vec![(i, j)];
-            while let Some((a, b)) = stack.pop() {
+            stack[0] = (i, j);
+            let mut top = 1;
+            while top > 0 {
+                top -= 1;
+                let (a, b) = stack[top];
                 let candidates = [
                     (a.wrapping_sub(1), b),
                     (a + 1, b),
@@ -145,7 +153,8 @@ pub fn count_components_2d<const N: usize>(mask: &[[bool; N]; N]) -> usize {
                 for (p, q) in candidates {
                     if p < N && q < N && mask[p][q] && !seen[p][q] {
                         seen[p][q] = true;
-                        stack.push((p, q));
+                        stack[top] = (p, q);
+                        top += 1;
                     }
                 }
             }
