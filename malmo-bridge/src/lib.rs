@@ -2,9 +2,14 @@
 //!
 //! This crate knows nothing about the MBAG rules or neural networks: it is the voice
 //! mbag uses to talk to a running Minecraft (Project Malmo mod), and the stand-in
-//! Minecraft that the tests and demos talk to instead. It is filled in by the
-//! malmo-bridge issue; today it only fixes the crate boundary.
+//! Minecraft that the tests and demos talk to instead.
+//!
+//! Built so far: [`frame`], the sans-IO framing of every channel (length-prefixed
+//! frames and newline-terminated lines). Typed messages, the agent side, the
+//! emulator and the CLI are still to come.
 #![deny(missing_docs)]
+
+pub mod frame;
 
 /// The Malmo protocol version that the MBAG fork of the mod speaks.
 pub const MALMO_VERSION: &str = "0.38.0";

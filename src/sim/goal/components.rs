@@ -128,7 +128,10 @@ pub fn count_components_2d<const N: usize>(mask: &[[bool; N]; N]) -> usize {
     // A fixed stack: this runs for every border cell of every thinning sweep, where
     // a heap allocation per component dominated goal generation.
     const MAX_CELLS: usize = 64;
-    assert!(N * N <= MAX_CELLS, "count_components_2d handles grids up to 8x8");
+    assert!(
+        N * N <= MAX_CELLS,
+        "count_components_2d handles grids up to 8x8"
+    );
     let mut seen = [[false; N]; N];
     let mut count = 0;
     let mut stack = [(0usize, 0usize); MAX_CELLS];
