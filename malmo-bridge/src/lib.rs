@@ -5,10 +5,12 @@
 //! Minecraft that the tests and demos talk to instead.
 //!
 //! Built so far: [`frame`], the sans-IO framing of every channel (length-prefixed
-//! frames and newline-terminated lines). Typed messages, the agent side, the
-//! emulator and the CLI are still to come.
+//! frames and newline-terminated lines), and [`command`], the typed commands an
+//! agent sends. Mission documents, observations, the agent side, the emulator and
+//! the CLI are still to come.
 #![deny(missing_docs)]
 
+pub mod command;
 pub mod frame;
 
 /// The Malmo protocol version that the MBAG fork of the mod speaks.
