@@ -5,12 +5,13 @@
 //! Minecraft that the tests and demos talk to instead.
 //!
 //! Built so far: [`frame`], the sans-IO framing of every channel (length-prefixed
-//! frames and newline-terminated lines), and [`command`], the typed commands an
-//! agent sends. Mission documents, observations, the agent side, the emulator and
+//! frames and newline-terminated lines), [`control`], the mission-control requests
+//! and replies, and [`command`], the typed commands an agent sends. Mission documents, observations, the agent side, the emulator and
 //! the CLI are still to come.
 #![deny(missing_docs)]
 
 pub mod command;
+pub mod control;
 pub mod frame;
 
 /// The Malmo protocol version that the MBAG fork of the mod speaks.

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use base64::Engine;
 use malmo_bridge::command::Command;
+use malmo_bridge::control::{ControlReply, ControlRequest};
 use malmo_bridge::frame::{FrameDecoder, LineDecoder, encode_line};
 
 fn captures() -> Vec<PathBuf> {
@@ -104,4 +105,45 @@ fn captured_mod_streams_decode_into_whole_frames() {
         }
     }
     assert!(frames > 100, "only {frames} frames found");
+}
+
+#[test]
+fn captured_control_exchanges_parse_and_round_trip() {
+    let (mut requests, mut replies) = (0, 0);
+    for path in captures() {
+        for ((channel, dir, _), bytes) in streams(&path) {
+            if channel != "control" {
+                continue;
+            }
+            if dir == "agent->mod" {
+                let mut decoder = LineDecoder::new(10_000_000);
+                decoder.push(&bytes);
+                while let Some(line) = decoder.next_line().unwrap() {
+                    let text = String::from_utf8(line).unwrap();
+                    let request: ControlRequest = text
+                        .parse()
+                        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                    assert_eq!(request.to_string(), text);
+                    requests += 1;
+                }
+            } else {
+                let mut decoder = FrameDecoder::new(1 << 20);
+                decoder.push(&bytes);
+                while let Some(frame) = decoder.next_frame().unwrap() {
+                    let reply = ControlReply::parse(&frame);
+                    assert!(
+                        !matches!(reply, ControlReply::Unknown(_)),
+                        "{}: unknown reply {reply}",
+                        path.display()
+                    );
+                    assert_eq!(reply.to_string().as_bytes(), frame.as_slice());
+                    replies += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        requests >= 30 && replies >= 30,
+        "{requests} requests, {replies} replies"
+    );
 }
