@@ -6,13 +6,15 @@
 //!
 //! Built so far: [`frame`], the sans-IO framing of every channel (length-prefixed
 //! frames and newline-terminated lines), [`control`], the mission-control requests
-//! and replies, and [`command`], the typed commands an agent sends. Mission documents, observations, the agent side, the emulator and
+//! and replies, [`command`], the typed commands an agent sends, and
+//! [`observation`], the observations the mod sends. Mission documents, the agent side, the emulator and
 //! the CLI are still to come.
 #![deny(missing_docs)]
 
 pub mod command;
 pub mod control;
 pub mod frame;
+pub mod observation;
 
 /// The Malmo protocol version that the MBAG fork of the mod speaks.
 pub const MALMO_VERSION: &str = "0.38.0";

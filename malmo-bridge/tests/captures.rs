@@ -92,7 +92,13 @@ fn captured_mod_streams_decode_into_whole_frames() {
             // One byte at a time, as the mod writes its control replies.
             for byte in &bytes {
                 decoder.push(std::slice::from_ref(byte));
-                while decoder.next_frame().unwrap().is_some() {
+                while let Some(frame) = decoder.next_frame().unwrap() {
+                    if channel == "obs" {
+                        let obs = malmo_bridge::observation::Observation::parse(&frame)
+                            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                        let original: serde_json::Value = serde_json::from_slice(&frame).unwrap();
+                        assert_eq!(serde_json::to_value(&obs).unwrap(), original);
+                    }
                     frames += 1;
                 }
             }
@@ -146,4 +152,67 @@ fn captured_control_exchanges_parse_and_round_trip() {
         requests >= 30 && replies >= 30,
         "{requests} requests, {replies} replies"
     );
+}
+
+/// Real observations: the 2023 tutorial recording and the four tutorial streams.
+fn real_observations() -> Vec<(String, serde_json::Value)> {
+    let shared = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared");
+    let read = |path: PathBuf| {
+        let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(file), &mut text).unwrap();
+        text
+    };
+    let mut out = Vec::new();
+    let recording = shared.join("malmo/captures/real_mod_observations_tutorial_p1.jsonl.gz");
+    for (i, line) in read(recording).lines().enumerate().skip(1) {
+        let step: serde_json::Value = serde_json::from_str(line).unwrap();
+        for o in step["malmo_observations"].as_array().unwrap() {
+            out.push((format!("recording line {}", i + 1), o["json"].clone()));
+        }
+    }
+    let dir = shared.join("data/malmo_observations");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    for path in files
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains(".full."))
+    {
+        for (i, line) in read(path.clone()).lines().enumerate().skip(1) {
+            let record: serde_json::Value = serde_json::from_str(line).unwrap();
+            out.push((
+                format!("{}:{}", path.display(), i + 1),
+                record["obs"].clone(),
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn real_observations_parse_without_loss() {
+    use malmo_bridge::observation::Observation;
+    let observations = real_observations();
+    assert!(
+        observations.len() > 2_178 + 8_000,
+        "found {}",
+        observations.len()
+    );
+    let mut with_sight = 0;
+    for (place, value) in &observations {
+        let text = serde_json::to_vec(value).unwrap();
+        let obs = Observation::parse(&text).unwrap_or_else(|e| panic!("{place}: {e}"));
+        assert_eq!(
+            &serde_json::to_value(&obs).unwrap(),
+            value,
+            "{place}: not lossless"
+        );
+        assert!(obs.grid("world").is_some(), "{place}: no world grid");
+        assert!(obs.x.is_some() && obs.yaw.is_some(), "{place}: no position");
+        with_sight += usize::from(obs.line_of_sight.is_some());
+    }
+    assert!(with_sight > 1000);
 }
