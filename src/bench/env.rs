@@ -170,12 +170,7 @@ pub fn bench_goals(houses_dir: &std::path::Path) -> Result<Box<dyn GoalGenerator
 
 fn sample_uniform(mask: &[bool], rng: &mut StdRng) -> usize {
     let n = mask.iter().filter(|&&m| m).count();
-    let k = rng.random_range(0..n.max(1));
-    mask.iter()
-        .enumerate()
-        .filter(|(_, m)| **m)
-        .nth(k)
-        .map_or(0, |(i, _)| i)
+    mask::nth_valid(mask, rng.random_range(0..n.max(1))).unwrap_or(0)
 }
 
 /// A valid index by rejection (not exactly uniform over few tries, which does not

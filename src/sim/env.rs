@@ -326,14 +326,11 @@ impl Env {
     /// [`place_goal`]). `rng` draws the random first-episode length and random start
     /// positions when the config asks for them.
     pub fn reset_with_goal(&mut self, goal: Blocks, rng: &mut impl rand::Rng) {
-        assert_eq!(goal.size(), self.size, "goal must be world-sized");
         let timestep = if self.is_first_episode && self.config.randomize_first_episode_length {
             rng.random_range(0..self.config.horizon.max(1))
         } else {
             0
         };
-        self.goal = goal;
-        self.any_step_since_reset = false;
         let blocks = Blocks::initial_world(self.size);
         let positions = self.start_positions(&blocks, rng);
         let mut inventories = vec![Inventory::default(); self.num_players()];
@@ -357,19 +354,15 @@ impl Env {
             timesteps_with_no_progress: 0,
             maximum_goal_percentages: vec![0.0; self.num_players()],
         };
-        self.restore_episode_start(state);
+        self.restore(goal, state);
     }
 
     /// Restores a recorded episode start: goal, state and global timestep, then the
     /// derived quantities (palette copy, initial similarities, maximum percentages).
-    pub fn restore(&mut self, goal: Blocks, state: EnvState) {
+    pub fn restore(&mut self, goal: Blocks, mut state: EnvState) {
         assert_eq!(goal.size(), self.size, "goal must be world-sized");
         self.goal = goal;
         self.any_step_since_reset = false;
-        self.restore_episode_start(state);
-    }
-
-    fn restore_episode_start(&mut self, mut state: EnvState) {
         if !self.config.abilities.inf_blocks {
             copy_palette(&mut state.blocks, &self.goal, self.palette_x());
         }
@@ -645,15 +638,9 @@ impl Env {
                 None,
                 &mut candidates,
             );
-            let count = candidates.len();
-            let first_and_choice = (count > 0).then(|| {
-                self.set_block(action.location, new_block);
-                let (index, seed) = self.choose_candidate(count);
-                (index, seed, candidates[index])
-            });
+            let chosen = self.apply_choice(p, kind, cell, action.location, new_block, &candidates);
             self.candidates = candidates;
-            self.record_attempt(p, kind, cell, count, first_and_choice);
-            let Some((_, _, chosen)) = first_and_choice else {
+            let Some(chosen) = chosen else {
                 return false;
             };
             let [x, y, z] = chosen.feet();
@@ -674,21 +661,14 @@ impl Env {
                 let me = self.state.player_positions[p];
                 let feet = Some([me.x, me.y, me.z]);
                 if self.trace.is_some() {
-                    let candidates = viewpoint::candidates(&world, kind, cell, feet);
-                    if candidates.is_empty() {
-                        self.record_attempt(p, kind, cell, 0, None);
+                    let mut candidates = std::mem::take(&mut self.candidates);
+                    viewpoint::candidates_into(&world, kind, cell, feet, &mut candidates);
+                    let chosen =
+                        self.apply_choice(p, kind, cell, action.location, new_block, &candidates);
+                    self.candidates = candidates;
+                    if chosen.is_none() {
                         return false;
                     }
-                    self.set_block(action.location, new_block);
-                    let (index, seed) = self.choose_candidate(candidates.len());
-                    let chosen = candidates[index];
-                    self.record_attempt(
-                        p,
-                        kind,
-                        cell,
-                        candidates.len(),
-                        Some((index, seed, chosen)),
-                    );
                 } else {
                     if !viewpoint::any_candidate(&world, kind, cell, feet) {
                         return false;
@@ -712,6 +692,29 @@ impl Env {
             debug_assert!(done, "inventory precheck passed");
         }
         true
+    }
+
+    /// After a full viewpoint search: with candidates, updates the block, then picks
+    /// one the reference's way (seeded by the updated world) and returns it; records
+    /// the search when tracing.
+    fn apply_choice(
+        &mut self,
+        p: usize,
+        kind: Interaction,
+        cell: Cell,
+        location: CellIndex,
+        new_block: BlockId,
+        candidates: &[Candidate],
+    ) -> Option<Candidate> {
+        if candidates.is_empty() {
+            self.record_attempt(p, kind, cell, 0, None);
+            return None;
+        }
+        self.set_block(location, new_block);
+        let (index, seed) = self.choose_candidate(candidates.len());
+        let chosen = candidates[index];
+        self.record_attempt(p, kind, cell, candidates.len(), Some((index, seed, chosen)));
+        Some(chosen)
     }
 
     /// The checks before any search: place only into air and only placeable blocks;
