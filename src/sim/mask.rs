@@ -522,6 +522,24 @@ mod tests {
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
 
+    /// A reset env whose goal is `layers` layers of `block` over the whole floor.
+    fn env_with_floor_goal(
+        config: serde_json::Value,
+        block: BlockId,
+        layers: i32,
+        rng: &mut StdRng,
+    ) -> Env {
+        let config = Config::from_json(&config).unwrap();
+        let mut env = Env::new(config.clone());
+        let mut structure = Blocks::air(env.goal_structure_size());
+        for c in structure.size().cells().filter(|c| c.y < layers) {
+            structure.set(c, block);
+        }
+        let goal = place_goal(config.world_size, &structure, config.abilities.inf_blocks);
+        env.reset_with_goal(goal, rng);
+        env
+    }
+
     /// The counts returned with a mask equal the mask's own per-type counts, and
     /// `nth_valid` walks the valid entries in order, in every mode.
     #[test]
@@ -529,25 +547,17 @@ mod tests {
         for (teleportation, inf_blocks) in
             [(false, true), (true, true), (false, false), (true, false)]
         {
-            let config = Config::from_json(&serde_json::json!({
+            let mut rng = StdRng::seed_from_u64(1);
+            let config = serde_json::json!({
                 "num_players": 2,
                 "world_size": [7, 6, 7],
                 "horizon": 1000,
                 "random_start_locations": true,
                 "players": [{}, {}],
                 "abilities": {"teleportation": teleportation, "flying": true, "inf_blocks": inf_blocks},
-            }))
-            .unwrap();
-            let mut env = Env::new(config.clone());
-            let mut rng = StdRng::seed_from_u64(1);
-            let mut structure = Blocks::air(env.goal_structure_size());
-            for c in structure.size().cells().filter(|c| c.y < 2) {
-                structure.set(c, BlockId::COBBLESTONE);
-            }
-            env.reset_with_goal(
-                place_goal(config.world_size, &structure, inf_blocks),
-                &mut rng,
-            );
+            });
+            let mut env = env_with_floor_goal(config, BlockId::COBBLESTONE, 2, &mut rng);
+            let abilities = env.config().abilities;
             let layout = *env.layout();
             let mut obs = env.new_observation();
             let mut mask = vec![false; layout.len()];
@@ -555,7 +565,7 @@ mod tests {
                 let mut actions = Vec::new();
                 for p in 0..2 {
                     env.observe(p, &mut obs).unwrap();
-                    let counts = compute(&obs, config.abilities, &layout, step % 2 == 0, &mut mask);
+                    let counts = compute(&obs, abilities, &layout, step % 2 == 0, &mut mask);
                     for kind in ActionType::ALL {
                         let expected = layout.offset(kind).map_or(0, |o| {
                             mask[o..o + layout.block_len(kind)]
@@ -592,24 +602,16 @@ mod tests {
             (3, false, true),
             (2, true, false),
         ] {
-            let config = Config::from_json(&serde_json::json!({
+            let mut rng = StdRng::seed_from_u64(players as u64 + u64::from(inf_blocks));
+            let config = serde_json::json!({
                 "num_players": players,
                 "world_size": [8, 7, 8],
                 "horizon": 100_000,
                 "players": vec![serde_json::json!({}); players],
                 "abilities": {"teleportation": false, "flying": true, "inf_blocks": inf_blocks},
-            }))
-            .unwrap();
-            let mut env = Env::new(config.clone());
-            let mut rng = StdRng::seed_from_u64(players as u64 + u64::from(inf_blocks));
-            let mut structure = Blocks::air(env.goal_structure_size());
-            for c in structure.size().cells().filter(|c| c.y < 3) {
-                structure.set(c, BlockId::PLANKS);
-            }
-            env.reset_with_goal(
-                place_goal(config.world_size, &structure, inf_blocks),
-                &mut rng,
-            );
+            });
+            let mut env = env_with_floor_goal(config, BlockId::PLANKS, 3, &mut rng);
+            let abilities = env.config().abilities;
             let layout = *env.layout();
             let mut caches = vec![MaskCache::default(); players];
             let mut obs = env.new_observation();
@@ -618,8 +620,8 @@ mod tests {
                 let mut actions = Vec::new();
                 for (p, cache) in caches.iter_mut().enumerate() {
                     env.observe(p, &mut obs).unwrap();
-                    let expected = compute(&obs, config.abilities, &layout, los, &mut fresh);
-                    let got = cache.compute(&obs, config.abilities, &layout, los, &mut cached);
+                    let expected = compute(&obs, abilities, &layout, los, &mut fresh);
+                    let got = cache.compute(&obs, abilities, &layout, los, &mut cached);
                     assert_eq!(got, expected, "counts, step {step}, player {p}");
                     if let Some(i) = (0..fresh.len()).find(|&i| fresh[i] != cached[i]) {
                         panic!(
