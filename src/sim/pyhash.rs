@@ -82,6 +82,9 @@ fn siphash13(k0: u64, k1: u64, data: &[u8]) -> u64 {
 pub struct PyRandom {
     state: [u32; 624],
     index: usize,
+    /// Seeded but not twisted yet: the first outputs are computed word by word
+    /// (a `choice` needs one or two of them, a full twist costs 624).
+    lazy: bool,
 }
 
 impl std::fmt::Debug for PyRandom {
@@ -92,6 +95,26 @@ impl std::fmt::Debug for PyRandom {
     }
 }
 
+/// `init_genrand(19650218)`, the state every integer seed starts from; computed at
+/// compile time because it never changes.
+const GENRAND_19650218: [u32; 624] = {
+    let mut state = [0u32; 624];
+    state[0] = 19_650_218;
+    let mut i = 1;
+    while i < 624 {
+        let prev = state[i - 1];
+        state[i] = 1_812_433_253u32
+            .wrapping_mul(prev ^ (prev >> 30))
+            .wrapping_add(i as u32);
+        i += 1;
+    }
+    state
+};
+
+/// Outputs below this index can be computed from the untwisted state: the twist of
+/// word `k` reads words `k`, `k + 1` and `k + 397`, none of them twisted yet.
+const LAZY_TWIST_LIMIT: usize = 624 - 397;
+
 impl PyRandom {
     /// `random.Random(seed)` for an integer seed (its absolute value is used).
     pub fn new(seed: i64) -> Self {
@@ -99,65 +122,77 @@ impl PyRandom {
         // The key is the 32-bit words of |seed|, as few as hold it (at least one).
         let key = [n as u32, (n >> 32) as u32];
         let words = if n >> 32 != 0 { 2 } else { 1 };
-        let mut rng = Self::from_genrand(19_650_218);
+        let mut rng = Self {
+            state: GENRAND_19650218,
+            index: 0,
+            lazy: true,
+        };
         rng.mix_key(&key[..words]);
         rng
     }
 
-    fn from_genrand(seed: u32) -> Self {
-        let mut state = [0u32; 624];
-        state[0] = seed;
-        for i in 1..624 {
-            let prev = state[i - 1];
-            state[i] = 1_812_433_253u32
-                .wrapping_mul(prev ^ (prev >> 30))
-                .wrapping_add(i as u32);
-        }
-        Self { state, index: 624 }
-    }
-
+    /// CPython's `init_by_array` for keys of one or two words, with its wrapping
+    /// index written out as straight loops (the mixing is one long dependency
+    /// chain, so loop overhead is most of what can be saved).
     fn mix_key(&mut self, key: &[u32]) {
+        debug_assert!(matches!(key.len(), 1 | 2));
         let mt = &mut self.state;
-        let (mut i, mut j) = (1usize, 0usize);
-        for _ in 0..624.max(key.len()) {
+        // `key[j] + j` for the j of step `s`: j cycles through the key.
+        let addend = |s: usize| {
+            let j = s % key.len();
+            key[j].wrapping_add(j as u32)
+        };
+        let first = |mt: &mut [u32; 624], i: usize, add: u32| {
             let prev = mt[i - 1];
-            mt[i] = (mt[i] ^ (prev ^ (prev >> 30)).wrapping_mul(1_664_525))
-                .wrapping_add(key[j])
-                .wrapping_add(j as u32);
-            i += 1;
-            j += 1;
-            if i >= 624 {
-                mt[0] = mt[623];
-                i = 1;
-            }
-            if j >= key.len() {
-                j = 0;
-            }
+            mt[i] = (mt[i] ^ (prev ^ (prev >> 30)).wrapping_mul(1_664_525)).wrapping_add(add);
+        };
+        // 624 steps from i = 1: i runs to 623, wraps to 1, and one more step.
+        for i in 1..624 {
+            first(mt, i, addend(i - 1));
         }
-        for _ in 0..623 {
+        mt[0] = mt[623];
+        first(mt, 1, addend(623));
+        let second = |mt: &mut [u32; 624], i: usize| {
             let prev = mt[i - 1];
             mt[i] =
                 (mt[i] ^ (prev ^ (prev >> 30)).wrapping_mul(1_566_083_941)).wrapping_sub(i as u32);
-            i += 1;
-            if i >= 624 {
-                mt[0] = mt[623];
-                i = 1;
-            }
+        };
+        // 623 steps from i = 2: i runs to 623, wraps to 1, and one more step.
+        for i in 2..624 {
+            second(mt, i);
         }
+        mt[0] = mt[623];
+        second(mt, 1);
         mt[0] = 0x8000_0000;
     }
 
     /// The next 32 random bits (`genrand_uint32`).
     pub fn next_u32(&mut self) -> u32 {
-        if self.index >= 624 {
-            self.twist();
-        }
-        let mut y = self.state[self.index];
+        let mut y = if self.lazy && self.index < LAZY_TWIST_LIMIT {
+            Self::twisted(&self.state, self.index)
+        } else {
+            if self.lazy || self.index >= 624 {
+                // The first full twist, or a later one; a lazily read prefix is
+                // recomputed identically by it.
+                self.lazy = false;
+                let index = if self.index >= 624 { 0 } else { self.index };
+                self.twist();
+                self.index = index;
+            }
+            self.state[self.index]
+        };
         self.index += 1;
         y ^= y >> 11;
         y ^= (y << 7) & 0x9d2c_5680;
         y ^= (y << 15) & 0xefc6_0000;
         y ^ (y >> 18)
+    }
+
+    /// Word `k` of the twisted state, for `k` whose inputs are not twisted yet.
+    fn twisted(mt: &[u32; 624], k: usize) -> u32 {
+        let y = (mt[k] & 0x8000_0000) | (mt[k + 1] & 0x7fff_ffff);
+        let mag = if y & 1 == 0 { 0 } else { 0x9908_b0df };
+        mt[k + 397] ^ (y >> 1) ^ mag
     }
 
     fn twist(&mut self) {
@@ -189,6 +224,86 @@ impl PyRandom {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// CPython's `init_by_array` and `genrand_uint32`, written plainly: the oracle
+    /// for the compile-time base state, the unrolled mixing and the lazy twist.
+    fn plain_mt(key: &[u32], draws: usize) -> Vec<u32> {
+        let mut mt = [0u32; 624];
+        mt[0] = 19_650_218;
+        for i in 1..624 {
+            mt[i] = 1_812_433_253u32
+                .wrapping_mul(mt[i - 1] ^ (mt[i - 1] >> 30))
+                .wrapping_add(i as u32);
+        }
+        let (mut i, mut j) = (1usize, 0usize);
+        for _ in 0..624.max(key.len()) {
+            let prev = mt[i - 1];
+            mt[i] = (mt[i] ^ (prev ^ (prev >> 30)).wrapping_mul(1_664_525))
+                .wrapping_add(key[j])
+                .wrapping_add(j as u32);
+            i += 1;
+            j = (j + 1) % key.len();
+            if i >= 624 {
+                mt[0] = mt[623];
+                i = 1;
+            }
+        }
+        for _ in 0..623 {
+            let prev = mt[i - 1];
+            mt[i] =
+                (mt[i] ^ (prev ^ (prev >> 30)).wrapping_mul(1_566_083_941)).wrapping_sub(i as u32);
+            i += 1;
+            if i >= 624 {
+                mt[0] = mt[623];
+                i = 1;
+            }
+        }
+        mt[0] = 0x8000_0000;
+        let mut index = 624;
+        (0..draws)
+            .map(|_| {
+                if index >= 624 {
+                    for k in 0..624 {
+                        let y = (mt[k] & 0x8000_0000) | (mt[(k + 1) % 624] & 0x7fff_ffff);
+                        let mag = if y & 1 == 0 { 0 } else { 0x9908_b0df };
+                        mt[k] = mt[(k + 397) % 624] ^ (y >> 1) ^ mag;
+                    }
+                    index = 0;
+                }
+                let mut y = mt[index];
+                index += 1;
+                y ^= y >> 11;
+                y ^= (y << 7) & 0x9d2c_5680;
+                y ^= (y << 15) & 0xefc6_0000;
+                y ^ (y >> 18)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn fast_seeding_and_lazy_twist_match_the_plain_algorithm() {
+        for seed in [
+            0i64,
+            1,
+            -7,
+            123_456_789,
+            (1 << 40) + 5,
+            i64::MIN + 1,
+            i64::MAX,
+        ] {
+            let n = seed.unsigned_abs();
+            let key: Vec<u32> = if n >> 32 != 0 {
+                vec![n as u32, (n >> 32) as u32]
+            } else {
+                vec![n as u32]
+            };
+            // Past the lazy prefix, through a full twist and into the next one.
+            let expected = plain_mt(&key, 1500);
+            let mut rng = PyRandom::new(seed);
+            let got: Vec<u32> = (0..1500).map(|_| rng.next_u32()).collect();
+            assert_eq!(got, expected, "seed {seed}");
+        }
+    }
 
     #[test]
     fn mt19937_matches_python_random() {
