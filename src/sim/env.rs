@@ -629,8 +629,8 @@ impl Env {
                 return false;
             }
             let mut candidates = std::mem::take(&mut self.candidates);
-            let ids = self.state.blocks.ids();
-            self.obstacles.rebuild(self.size, |i| ids[i] != 0);
+            self.obstacles
+                .sync_blocks(self.size, self.state.blocks.ids());
             viewpoint::candidates_into(
                 &TeleportWorld(&self.state.blocks, &self.obstacles),
                 kind,

@@ -201,61 +201,90 @@ fn compute_inner(
     };
     // Integer squared distances up to 20.25 means up to 20.
     let reach2 = (REACH * REACH).floor() as i32;
-    for x in lo.x..=hi.x {
-        for y in lo.y..=hi.y {
-            // Walking, only the z run inside the reach sphere of the head cell.
-            let (z0, z1) = if teleportation {
-                (lo.z, hi.z)
-            } else {
-                let rest = reach2 - (x - px) * (x - px) - (y - head_y) * (y - head_y);
-                if rest < 0 {
-                    continue;
+    let in_reach = |x: i32, y: i32, z: i32| {
+        teleportation
+            || (x - px) * (x - px) + (y - head_y) * (y - head_y) + (z - pz) * (z - pz) <= reach2
+    };
+    // Decides the entries of one target cell (taking its old ones out of the counts
+    // first when updating).
+    let mut visit = |x: i32, y: i32, z: i32, i: usize| {
+        let cell = Cell::new(x, y, z);
+        if let Some(inc) = &incremental {
+            if !inc.dirty(eye_voxel, cell) {
+                return;
+            }
+            // Take the target's old entries out of the counts; they are
+            // decided afresh below.
+            if let Some(offset) = place_offset
+                && std::mem::take(&mut out[offset + have[0] * n + i])
+            {
+                place_cells -= 1;
+            }
+            if let Some(offset) = break_offset
+                && std::mem::take(&mut out[offset + i])
+            {
+                breaks -= 1;
+            }
+        }
+        let block = BlockId(blocks[i]);
+        if block.is_air() {
+            if let Some(offset) = place_offset
+                && world.markers[i] == NO_ONE
+                && solid_neighbour(x, y, z, i)
+                && (!line_of_sight
+                    || viewpoint::any_candidate(&world, Interaction::Place, cell, standing))
+            {
+                // Every held block has the same cells; the other blocks'
+                // spans are copied from the first one after the loop.
+                out[offset + have[0] * n + i] = true;
+                place_cells += 1;
+            }
+        } else if let Some(offset) = break_offset
+            && block.is_breakable()
+            && (!line_of_sight
+                || viewpoint::any_candidate(&world, Interaction::Break, cell, standing))
+        {
+            out[offset + i] = true;
+            breaks += 1;
+        }
+    };
+    match &incremental {
+        // Without line of sight a target's entries depend only on its own block and
+        // marker and on its neighbours' blocks, so only the changed cells and their
+        // neighbours are redone.
+        Some(inc) if !line_of_sight => {
+            for c in inc.changed {
+                for (dx, dy, dz) in NEIGHBOURHOOD {
+                    let (x, y, z) = (c.x + dx, c.y + dy, c.z + dz);
+                    if (lo.x..=hi.x).contains(&x)
+                        && (lo.y..=hi.y).contains(&y)
+                        && (lo.z..=hi.z).contains(&z)
+                        && in_reach(x, y, z)
+                    {
+                        visit(x, y, z, world.idx(x, y, z));
+                    }
                 }
-                // Truncation is floor here (rest >= 0), and avoids a libm call.
-                let dz = f64::from(rest).sqrt() as i32;
-                ((pz - dz).max(lo.z), (pz + dz).min(hi.z))
-            };
-            let row = (x as usize * size.height + y as usize) * size.depth;
-            for z in z0..=z1 {
-                let i = row + z as usize;
-                let cell = Cell::new(x, y, z);
-                if let Some(inc) = &incremental {
-                    if !inc.dirty(eye_voxel, cell) {
-                        continue;
+            }
+        }
+        _ => {
+            for x in lo.x..=hi.x {
+                for y in lo.y..=hi.y {
+                    // Walking, only the z run inside the reach sphere of the head cell.
+                    let (z0, z1) = if teleportation {
+                        (lo.z, hi.z)
+                    } else {
+                        let rest = reach2 - (x - px) * (x - px) - (y - head_y) * (y - head_y);
+                        if rest < 0 {
+                            continue;
+                        }
+                        // Truncation is floor here (rest >= 0), and avoids a libm call.
+                        let dz = f64::from(rest).sqrt() as i32;
+                        ((pz - dz).max(lo.z), (pz + dz).min(hi.z))
+                    };
+                    let row = (x as usize * size.height + y as usize) * size.depth;
+                    for z in z0..=z1 {
+                        visit(x, y, z, row + z as usize);
                     }
-                    // Take the target's old entries out of the counts; they are
-                    // decided afresh below.
-                    if let Some(offset) = place_offset
-                        && std::mem::take(&mut out[offset + have[0] * n + i])
-                    {
-                        place_cells -= 1;
-                    }
-                    if let Some(offset) = break_offset
-                        && std::mem::take(&mut out[offset + i])
-                    {
-                        breaks -= 1;
-                    }
-                }
-                let block = BlockId(blocks[i]);
-                if block.is_air() {
-                    if let Some(offset) = place_offset
-                        && world.markers[i] == NO_ONE
-                        && solid_neighbour(x, y, z, i)
-                        && (!line_of_sight
-                            || viewpoint::any_candidate(&world, Interaction::Place, cell, standing))
-                    {
-                        // Every held block has the same cells; the other blocks'
-                        // spans are copied from the first one after the loop.
-                        out[offset + have[0] * n + i] = true;
-                        place_cells += 1;
-                    }
-                } else if let Some(offset) = break_offset
-                    && block.is_breakable()
-                    && (!line_of_sight
-                        || viewpoint::any_candidate(&world, Interaction::Break, cell, standing))
-                {
-                    out[offset + i] = true;
-                    breaks += 1;
                 }
             }
         }
@@ -292,13 +321,24 @@ fn compute_inner(
     (counts, place_cells)
 }
 
+/// A cell and its six face neighbours, as offsets.
+const NEIGHBOURHOOD: [(i32, i32, i32); 7] = [
+    (0, 0, 0),
+    (-1, 0, 0),
+    (1, 0, 0),
+    (0, -1, 0),
+    (0, 1, 0),
+    (0, 0, -1),
+    (0, 0, 1),
+];
+
 /// Most changed cells an incremental update handles before recomputing everything.
 const MAX_CHANGED: usize = 32;
 
-/// A player's line-of-sight masks kept between observations, so that a mask is
-/// recomputed only where the world changed (walking mode, same position and held
-/// block types); anything else recomputes it from scratch. The result is always
-/// exactly [`compute`]'s.
+/// A player's masks kept between observations, so that a mask is recomputed only
+/// where the world changed (same held block types and, walking, same position);
+/// anything else, and every teleporting line-of-sight mask, is recomputed from
+/// scratch. The result is always exactly [`compute`]'s.
 #[derive(Clone, Debug, Default)]
 pub struct MaskCache {
     key: Option<(WorldSize, Abilities, usize, bool)>,
@@ -329,10 +369,9 @@ impl MaskCache {
         line_of_sight: bool,
         out: &mut [bool],
     ) -> MaskCounts {
-        // Masks without line of sight, and teleporting ones (which search around
-        // every target), cost less to compute than to keep: only walking
-        // line-of-sight masks are kept.
-        if abilities.teleportation || !line_of_sight {
+        // Teleporting line-of-sight masks search around every target, so a change
+        // can reach far; they cost less to compute than to keep.
+        if abilities.teleportation && line_of_sight {
             self.key = None;
             self.full += 1;
             return compute(obs, abilities, layout, line_of_sight, out);
@@ -343,7 +382,9 @@ impl MaskCache {
         let key = Some((size, abilities, layout.len(), line_of_sight));
         let player = find_player(size, markers);
         let reusable = self.key == key
-            && player.is_some()
+            // Walking masks need the observer's position (and keep it); teleporting
+            // ones have none.
+            && (player.is_some() || abilities.teleportation)
             && self.player == player
             // Place entries depend on which blocks are held, not how many; GIVE
             // entries are always redone.
@@ -595,12 +636,16 @@ mod tests {
     /// of random play (moves, places, breaks, gives, other players moving).
     #[test]
     fn cached_masks_equal_fresh_ones() {
-        for (players, inf_blocks, los) in [
-            (2, true, true),
-            (3, true, true),
-            (2, false, true),
-            (3, false, true),
-            (2, true, false),
+        for (players, inf_blocks, los, teleportation) in [
+            (2, true, true, false),
+            (3, true, true, false),
+            (2, false, true, false),
+            (3, false, true, false),
+            (2, true, false, false),
+            (3, false, false, false),
+            (2, true, false, true),
+            (2, false, false, true),
+            (2, true, true, true),
         ] {
             let mut rng = StdRng::seed_from_u64(players as u64 + u64::from(inf_blocks));
             let config = serde_json::json!({
@@ -608,7 +653,7 @@ mod tests {
                 "world_size": [8, 7, 8],
                 "horizon": 100_000,
                 "players": vec![serde_json::json!({}); players],
-                "abilities": {"teleportation": false, "flying": true, "inf_blocks": inf_blocks},
+                "abilities": {"teleportation": teleportation, "flying": true, "inf_blocks": inf_blocks},
             });
             let mut env = env_with_floor_goal(config, BlockId::PLANKS, 3, &mut rng);
             let abilities = env.config().abilities;
@@ -622,7 +667,10 @@ mod tests {
                     env.observe(p, &mut obs).unwrap();
                     let expected = compute(&obs, abilities, &layout, los, &mut fresh);
                     let got = cache.compute(&obs, abilities, &layout, los, &mut cached);
-                    assert_eq!(got, expected, "counts, step {step}, player {p}");
+                    assert_eq!(
+                        got, expected,
+                        "counts, step {step}, player {p}, teleportation {teleportation}, los {los}"
+                    );
                     if let Some(i) = (0..fresh.len()).find(|&i| fresh[i] != cached[i]) {
                         panic!(
                             "step {step}, player {p}: entry {i} ({:?}) differs",
@@ -655,14 +703,14 @@ mod tests {
             // (in palette mode the held block types change often, forcing full ones).
             for cache in &caches {
                 let (full, incremental) = cache.stats();
-                let needed = match (los, inf_blocks) {
-                    // Masks without line of sight are never kept.
-                    (false, _) => {
+                let needed = match (teleportation, los, inf_blocks) {
+                    // Teleporting line-of-sight masks are never kept.
+                    (true, true, _) => {
                         assert_eq!(incremental, 0);
                         continue;
                     }
-                    (true, true) => 2 * full,
-                    (true, false) => full / 4,
+                    (_, _, true) => 2 * full,
+                    (_, _, false) => full / 4,
                 };
                 assert!(
                     incremental > needed,

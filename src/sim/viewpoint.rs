@@ -5,7 +5,7 @@
 //! because both the candidate count and the chosen candidate (which decides where a
 //! teleporting player lands) are compared bit for bit with the goldens.
 
-use super::coords::{Cell, WorldSize};
+use super::coords::{Cell, CellIndex, WorldSize};
 
 /// Maximum reach from the eye, in blocks.
 pub const REACH: f64 = 4.5;
@@ -54,13 +54,83 @@ pub struct ObstacleTable {
     size: WorldSize,
     /// `(W+1) x (H+1) x (D+1)` inclusive prefix sums, offset by one on each axis.
     sums: Vec<u16>,
+    /// The block ids the table was last brought up to date with, by
+    /// [`ObstacleTable::sync_blocks`].
+    synced: Vec<u8>,
 }
 
 impl ObstacleTable {
+    /// Brings a table of non-air blocks (no players) up to date with `ids`: nothing
+    /// to do if they are unchanged, a few prefix-sum updates for a few changed cells
+    /// (one place or break per player and step is the common case), else a rebuild.
+    pub fn sync_blocks(&mut self, size: WorldSize, ids: &[u8]) {
+        const CHUNK: usize = 64;
+        const MAX_UPDATES: usize = 4;
+        if self.size == size && self.synced.len() == ids.len() && !self.sums.is_empty() {
+            let mut changed = [0usize; MAX_UPDATES];
+            let mut num_changed = 0;
+            let mut few = true;
+            'scan: for (k, (a, b)) in self.synced.chunks(CHUNK).zip(ids.chunks(CHUNK)).enumerate() {
+                if a == b {
+                    continue;
+                }
+                for (j, (x, y)) in a.iter().zip(b).enumerate() {
+                    if (*x == 0) != (*y == 0) {
+                        if num_changed == MAX_UPDATES {
+                            few = false;
+                            break 'scan;
+                        }
+                        changed[num_changed] = k * CHUNK + j;
+                        num_changed += 1;
+                    }
+                }
+            }
+            if few {
+                for &i in &changed[..num_changed] {
+                    let solid = ids[i] != 0;
+                    self.update_cell(size.cell(CellIndex(i as u32)), solid);
+                }
+                self.synced.copy_from_slice(ids);
+                return;
+            }
+        }
+        self.rebuild(size, |i| ids[i] != 0);
+        self.synced.extend_from_slice(ids);
+    }
+
+    /// Counts `cell` in (`obstacle`) or out of the table: every prefix sum whose box
+    /// holds the cell changes by one.
+    fn update_cell(&mut self, cell: Cell, obstacle: bool) {
+        let (w, h, d) = (
+            self.size.width + 1,
+            self.size.height + 1,
+            self.size.depth + 1,
+        );
+        let (cx, cy, cz) = (
+            cell.x as usize + 1,
+            cell.y as usize + 1,
+            cell.z as usize + 1,
+        );
+        for x in cx..w {
+            for y in cy..h {
+                let row = (x * h + y) * d;
+                for s in &mut self.sums[row + cz..row + d] {
+                    *s = if obstacle {
+                        s.wrapping_add(1)
+                    } else {
+                        s.wrapping_sub(1)
+                    };
+                }
+            }
+        }
+    }
+
     /// Rebuilds the table for a world, reusing its buffer.
     pub fn rebuild(&mut self, size: WorldSize, is_obstacle: impl Fn(usize) -> bool) {
         let (w, h, d) = (size.width + 1, size.height + 1, size.depth + 1);
         self.size = size;
+        // Whatever it is built from, it no longer follows the blocks last synced.
+        self.synced.clear();
         self.sums.clear();
         self.sums.resize(w * h * d, 0);
         let at = |x: usize, y: usize, z: usize| (x * h + y) * d + z;
@@ -638,6 +708,36 @@ mod tests {
     }
 
     #[test]
+    fn synced_obstacle_tables_equal_rebuilt_ones() {
+        let mut rng = StdRng::seed_from_u64(9);
+        let size = WorldSize::new(11, 10, 10);
+        let mut ids: Vec<u8> = (0..size.num_cells())
+            .map(|_| if rng.random_bool(0.3) { 3 } else { 0 })
+            .collect();
+        let mut synced = ObstacleTable::default();
+        for step in 0..500 {
+            // Mostly one or two edits, sometimes many (a reset), sometimes a change
+            // of block type only.
+            let edits = match step % 50 {
+                0 => 200,
+                _ => rng.random_range(0..3),
+            };
+            for _ in 0..edits {
+                let i = rng.random_range(0..ids.len());
+                ids[i] = if ids[i] == 0 {
+                    rng.random_range(1..10)
+                } else {
+                    rng.random_range(0..3)
+                };
+            }
+            synced.sync_blocks(size, &ids);
+            let mut fresh = ObstacleTable::default();
+            fresh.rebuild(size, |i| ids[i] != 0);
+            assert_eq!(synced.sums, fresh.sums, "step {step}");
+        }
+    }
+
+    #[test]
     fn pruning_never_changes_the_candidates() {
         let mut rng = StdRng::seed_from_u64(5);
         let size = WorldSize::new(9, 8, 9);
@@ -667,7 +767,7 @@ mod tests {
             if rng.random_bool(0.5) {
                 let mut table = ObstacleTable::default();
                 table.rebuild(size, |i| {
-                    let c = size.cell(crate::sim::coords::CellIndex(i as u32));
+                    let c = size.cell(CellIndex(i as u32));
                     grid.blocks[i] || grid.is_obstacle_player(c.x, c.y, c.z)
                 });
                 grid.table = Some(table);
