@@ -370,6 +370,8 @@ impl Policy for Movement {
 pub struct Random {
     abilities: Abilities,
     mask: Vec<bool>,
+    /// Keeps the mask between calls: consecutive observations differ in a few cells.
+    masks: mask::MaskCache,
 }
 
 impl Policy for Random {
@@ -379,12 +381,14 @@ impl Policy for Random {
         Ok(Self {
             abilities: config.abilities,
             mask: Vec::new(),
+            masks: mask::MaskCache::default(),
         })
     }
 
     fn fill(&mut self, obs: &Observation, layout: &FlatLayout, dist: &mut ChannelDist) {
         self.mask.resize(layout.len(), false);
-        mask::compute(obs, self.abilities, layout, false, &mut self.mask);
+        self.masks
+            .compute(obs, self.abilities, layout, false, &mut self.mask);
         dist.fill_from_mask(&self.mask, layout);
         for kind in ActionType::ALL {
             let values = dist.channels_mut(channels_of(kind));
@@ -406,7 +410,9 @@ impl Policy for Random {
         rng: &mut StdRng,
     ) -> Option<usize> {
         self.mask.resize(layout.len(), false);
-        let counts = mask::compute(obs, self.abilities, layout, false, &mut self.mask);
+        let counts = self
+            .masks
+            .compute(obs, self.abilities, layout, false, &mut self.mask);
         // Every type with a valid entry has equal mass, spread evenly over its entries.
         let mut types = [ActionType::Noop; 10];
         let mut k = 0;
@@ -433,6 +439,8 @@ impl Policy for Random {
 pub struct LowestBlock {
     abilities: Abilities,
     mask: Vec<bool>,
+    /// Keeps the mask between calls: consecutive observations differ in a few cells.
+    masks: mask::MaskCache,
     candidates: Vec<usize>,
 }
 
@@ -450,6 +458,7 @@ impl Policy for LowestBlock {
         Ok(Self {
             abilities: config.abilities,
             mask: Vec::new(),
+            masks: mask::MaskCache::default(),
             candidates: Vec::new(),
         })
     }
@@ -517,7 +526,8 @@ impl LowestBlock {
         layout: &FlatLayout,
     ) -> Option<(ActionType, usize)> {
         self.mask.resize(layout.len(), false);
-        mask::compute(obs, self.abilities, layout, false, &mut self.mask);
+        self.masks
+            .compute(obs, self.abilities, layout, false, &mut self.mask);
         let size = obs.size();
         let n = size.num_cells();
         let current = obs.channel(WorldChannel::CurrentBlocks);

@@ -455,7 +455,46 @@ impl Eye {
     }
 }
 
-fn reachable<W: SearchWorld>(world: &W, eye: &Eye, click: [f64; 3], click_voxel: [i32; 3]) -> bool {
+/// Per eye, which faces' rays the obstacle table has shown clear. All nine click
+/// points of a face lie in one voxel, so one box test answers for all of them.
+#[derive(Clone, Copy, Default)]
+struct ClearFaces {
+    tested: u8,
+    clear: u8,
+}
+
+impl ClearFaces {
+    fn is_clear<W: SearchWorld>(
+        &mut self,
+        world: &W,
+        eye: &Eye,
+        face: u8,
+        voxel: [i32; 3],
+    ) -> bool {
+        let bit = 1 << face;
+        if self.tested & bit == 0 {
+            self.tested |= bit;
+            if let Some(table) = world.obstacles() {
+                let a = eye.voxel;
+                let lo = [a[0].min(voxel[0]), a[1].min(voxel[1]), a[2].min(voxel[2])];
+                let hi = [a[0].max(voxel[0]), a[1].max(voxel[1]), a[2].max(voxel[2])];
+                if table.box_is_free(lo, hi) {
+                    self.clear |= bit;
+                }
+            }
+        }
+        self.clear & bit != 0
+    }
+}
+
+fn reachable<W: SearchWorld>(
+    world: &W,
+    eye: &Eye,
+    click: [f64; 3],
+    face: u8,
+    click_voxel: [i32; 3],
+    clear_faces: &mut ClearFaces,
+) -> bool {
     let size = world.size();
     let eye_voxel = eye.voxel;
     let e = eye.pos;
@@ -463,13 +502,8 @@ fn reachable<W: SearchWorld>(world: &W, eye: &Eye, click: [f64; 3], click_voxel:
     if d[0] * d[0] + d[1] * d[1] + d[2] * d[2] > REACH * REACH {
         return false;
     }
-    if let Some(table) = world.obstacles() {
-        let (a, b) = (eye_voxel, click_voxel);
-        let lo = [a[0].min(b[0]), a[1].min(b[1]), a[2].min(b[2])];
-        let hi = [a[0].max(b[0]), a[1].max(b[1]), a[2].max(b[2])];
-        if table.box_is_free(lo, hi) {
-            return true;
-        }
+    if clear_faces.is_clear(world, eye, face, click_voxel) {
+        return true;
     }
     // Per-axis setup, then the walk on scalars so that everything stays in
     // registers (indexing arrays by a computed axis spills them to the stack).
@@ -555,8 +589,9 @@ pub fn search<W: SearchWorld>(
             return false;
         }
         let eye_info = Eye::new(eye);
-        return for_each_click_point(world, kind, target, faces, |_, click, voxel| {
-            reachable(world, &eye_info, click, voxel)
+        let mut clear_faces = ClearFaces::default();
+        return for_each_click_point(world, kind, target, faces, |face, click, voxel| {
+            reachable(world, &eye_info, click, face, voxel, &mut clear_faces)
                 && f(Candidate {
                     viewpoint: eye,
                     click,
@@ -582,13 +617,14 @@ pub fn search<W: SearchWorld>(
             return false;
         }
         let eye_info = Eye::new(eye);
+        let mut clear_faces = ClearFaces::default();
         points
             .iter()
             .zip(voxels)
             .zip(point_faces)
             .any(|((&click, &voxel), &face)| {
                 viable & (1 << face) != 0
-                    && reachable(world, &eye_info, click, voxel)
+                    && reachable(world, &eye_info, click, face, voxel, &mut clear_faces)
                     && f(Candidate {
                         viewpoint: eye,
                         click,
@@ -686,8 +722,13 @@ mod tests {
         let mut out = Vec::new();
         let mut visit = |feet: [f64; 3]| {
             let eye = [feet[0], feet[1] + EYE_HEIGHT, feet[2]];
-            for (&click, &voxel) in clicks.points[..clicks.len].iter().zip(&clicks.voxels) {
-                if reachable(world, &Eye::new(eye), click, voxel) {
+            for ((&click, &voxel), &face) in clicks.points[..clicks.len]
+                .iter()
+                .zip(&clicks.voxels)
+                .zip(&clicks.faces)
+            {
+                let mut clear_faces = ClearFaces::default();
+                if reachable(world, &Eye::new(eye), click, face, voxel, &mut clear_faces) {
                     out.push(Candidate {
                         viewpoint: eye,
                         click,
