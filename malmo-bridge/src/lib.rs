@@ -11,6 +11,7 @@
 //! the CLI are still to come.
 #![deny(missing_docs)]
 
+pub mod agent;
 pub mod command;
 pub mod control;
 pub mod frame;

@@ -1,0 +1,644 @@
+//! Starting a mission on Minecraft clients and running it (PROTOCOL.md §3-§7), as
+//! MalmoPython's `AgentHost` does, but with a deadline on every wait and typed
+//! errors that keep what each client said.
+
+use std::time::{Duration, Instant, SystemTime};
+
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+
+use crate::MALMO_VERSION;
+use crate::command::Command;
+use crate::control::{ControlReply, ControlRequest};
+use crate::frame::encode_line;
+
+use super::client::{ClientAddr, exchange};
+use super::error::{AgentError, Attempt, Attempts, Stage, hint_for};
+use super::listeners::{AgentPorts, Channel, ConnectionEvent, Incoming, Listeners};
+
+/// How long MalmoPython reserves a client for, in milliseconds.
+pub const RESERVATION_MS: u64 = 20_000;
+
+/// How many frames may wait between the listeners and the mission's reader.
+const INCOMING_CAPACITY: usize = 1024;
+
+/// Every deadline of the agent side. The defaults follow MBAG's own waits where it
+/// has them, and are much shorter than MalmoPython's 60 s per exchange where it
+/// does not, so that a dead Minecraft is reported in seconds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Timeouts {
+    /// One control exchange: connect, send, reply.
+    pub exchange: Duration,
+    /// Polling for role 0's server (roles > 0); MBAG polls for 60 s.
+    pub find_server: Duration,
+    /// Pause between server polls (MBAG: 2 s).
+    pub find_server_poll: Duration,
+    /// From the MissionInit being accepted to its echo (MBAG waits 120 s; the
+    /// echo comes only once every role has joined).
+    pub begin: Duration,
+    /// Silence on mission control (pings come every second) after which the
+    /// client counts as lost.
+    pub silence: Duration,
+    /// Waiting for MissionEnded after `quit`.
+    pub end: Duration,
+    /// Connecting to the commands port and writing a command.
+    pub command: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            exchange: Duration::from_secs(10),
+            find_server: Duration::from_secs(60),
+            find_server_poll: Duration::from_secs(2),
+            begin: Duration::from_secs(120),
+            silence: Duration::from_secs(5),
+            end: Duration::from_secs(10),
+            command: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Role 0's integrated server, as `MALMO_FIND_SERVER` reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerAddr {
+    /// Address of role 0's client.
+    pub address: String,
+    /// The LAN port.
+    pub port: u16,
+}
+
+/// Role 0's reservation: asks the pool's clients in order until `needed` have
+/// accepted, and cancels what it reserved if there are not enough.
+pub async fn reserve_clients(
+    pool: &[ClientAddr],
+    needed: usize,
+    experiment_id: &str,
+    timeouts: &Timeouts,
+) -> Result<Vec<ClientAddr>, AgentError> {
+    let request = ControlRequest::RequestClient {
+        version: MALMO_VERSION.to_owned(),
+        reservation_ms: RESERVATION_MS,
+        experiment_id: experiment_id.to_owned(),
+    };
+    let mut reserved = Vec::new();
+    let mut attempts = Vec::new();
+    for client in pool {
+        if reserved.len() == needed {
+            break;
+        }
+        let outcome = exchange(client, &request, timeouts.exchange).await;
+        if matches!(outcome, Ok(ControlReply::Ok)) {
+            reserved.push(client.clone());
+        }
+        log::debug!("reservation: {}", display_outcome(client, &outcome));
+        attempts.push(Attempt {
+            client: client.clone(),
+            outcome,
+        });
+    }
+    if reserved.len() < needed {
+        for client in &reserved {
+            if let Err(e) =
+                exchange(client, &ControlRequest::CancelRequest, timeouts.exchange).await
+            {
+                log::warn!("cancelling the reservation of {client}: {e}");
+            }
+        }
+        let attempts = Attempts(attempts);
+        return Err(AgentError::InsufficientClients {
+            stage: Stage::Reservation,
+            accepted: reserved.len(),
+            needed,
+            hint: hint_for(&attempts),
+            attempts,
+        });
+    }
+    Ok(reserved)
+}
+
+fn display_outcome(
+    client: &ClientAddr,
+    outcome: &Result<ControlReply, super::error::ContactError>,
+) -> String {
+    match outcome {
+        Ok(r) => format!("{client} replied {r}"),
+        Err(e) => format!("{client}: {e}"),
+    }
+}
+
+/// One pass of `MALMO_FIND_SERVER` over the whole pool, stopping at the first
+/// client that knows the server.
+pub async fn find_server(
+    pool: &[ClientAddr],
+    experiment_id: &str,
+    timeouts: &Timeouts,
+) -> Result<ServerAddr, AgentError> {
+    let request = ControlRequest::FindServer {
+        experiment_id: experiment_id.to_owned(),
+    };
+    let mut attempts = Vec::new();
+    for client in pool {
+        let outcome = exchange(client, &request, timeouts.exchange).await;
+        if let Ok(ControlReply::Server { address, port }) = &outcome {
+            return Ok(ServerAddr {
+                address: address.trim().to_owned(),
+                port: *port,
+            });
+        }
+        attempts.push(Attempt {
+            client: client.clone(),
+            outcome,
+        });
+    }
+    if attempts
+        .iter()
+        .any(|a| matches!(a.outcome, Ok(ControlReply::NoServerYet)))
+    {
+        Err(AgentError::ServerWarmingUp)
+    } else {
+        Err(AgentError::ServerNotFound {
+            attempts: Attempts(attempts),
+        })
+    }
+}
+
+/// Polls [`find_server`] until it succeeds or `timeouts.find_server` passes;
+/// "warming up" and "not found yet" are both retried (role 0 may still be starting).
+pub async fn find_server_patiently(
+    pool: &[ClientAddr],
+    experiment_id: &str,
+    timeouts: &Timeouts,
+) -> Result<ServerAddr, AgentError> {
+    let deadline = Instant::now() + timeouts.find_server;
+    loop {
+        match find_server(pool, experiment_id, timeouts).await {
+            Ok(server) => return Ok(server),
+            Err(e @ (AgentError::ServerWarmingUp | AgentError::ServerNotFound { .. })) => {
+                if Instant::now() + timeouts.find_server_poll > deadline {
+                    return Err(e);
+                }
+                log::info!("waiting for role 0's server: {e}");
+                tokio::time::sleep(timeouts.find_server_poll).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Sends the MissionInit line to `clients[start % n]`, then the next ones in turn,
+/// until one accepts; returns that client.
+pub async fn hand_over_mission_init(
+    clients: &[ClientAddr],
+    start: usize,
+    mission_init: &str,
+    timeouts: &Timeouts,
+) -> Result<ClientAddr, AgentError> {
+    let request = ControlRequest::MissionInit(mission_init.to_owned());
+    let n = clients.len();
+    let mut attempts = Vec::new();
+    for k in 0..n {
+        let client = &clients[(start + k) % n];
+        let outcome = exchange(client, &request, timeouts.exchange).await;
+        if matches!(outcome, Ok(ControlReply::Ok)) {
+            return Ok(client.clone());
+        }
+        log::debug!("MissionInit: {}", display_outcome(client, &outcome));
+        attempts.push(Attempt {
+            client: client.clone(),
+            outcome,
+        });
+    }
+    let attempts = Attempts(attempts);
+    Err(AgentError::InsufficientClients {
+        stage: Stage::MissionInit,
+        accepted: 0,
+        needed: 1,
+        hint: hint_for(&attempts),
+        attempts,
+    })
+}
+
+/// Where one role's client runs its mission: what the MissionInit echo says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandsEndpoint {
+    /// The client's address (`ClientIPAddress`).
+    pub host: String,
+    /// The commands port the client opened (`ClientCommandsPort`).
+    pub port: u16,
+}
+
+/// What a running mission delivers.
+#[derive(Debug, PartialEq)]
+pub enum MissionEvent {
+    /// An observation's JSON text.
+    Observation {
+        /// Wall-clock time of arrival.
+        received: SystemTime,
+        /// The JSON text.
+        json: String,
+    },
+    /// A reward message (`dim:value,…`).
+    Reward(String),
+    /// A ping on mission control.
+    Ping,
+    /// A video frame (header and pixels).
+    VideoFrame(Vec<u8>),
+    /// The mission ended normally (ENDED or PLAYER_DIED); the status is given.
+    Ended {
+        /// The MissionEnded status.
+        status: String,
+    },
+}
+
+/// Where one role's mission stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MissionState {
+    /// The MissionInit was accepted; waiting for its echo.
+    Starting,
+    /// The echo arrived and the commands connection is open.
+    Running,
+    /// MissionEnded arrived, or the mission was given up.
+    Ended,
+}
+
+/// One role's mission on one Minecraft client: its listeners, the incoming frames
+/// and the commands connection.
+#[derive(Debug)]
+pub struct AgentMission {
+    role: usize,
+    client: ClientAddr,
+    timeouts: Timeouts,
+    listeners: Listeners,
+    rx: mpsc::Receiver<Incoming>,
+    commands: Option<TcpStream>,
+    state: MissionState,
+    last_control: Instant,
+    echo: Option<String>,
+    /// Frames that arrived while waiting for the echo, delivered afterwards.
+    early: Vec<MissionEvent>,
+}
+
+/// Starts one role: binds its listeners, finds role 0's server (roles > 0), and
+/// hands the MissionInit made by `mission_init` (from the bound ports and the
+/// server, if any) to a client. Role 0 must pass the clients it reserved with
+/// [`reserve_clients`]; other roles pass the whole pool.
+pub async fn start_role(
+    clients: &[ClientAddr],
+    role: usize,
+    experiment_id: &str,
+    video: bool,
+    mission_init: impl FnOnce(&AgentPorts, Option<&ServerAddr>) -> String,
+    timeouts: Timeouts,
+) -> Result<AgentMission, AgentError> {
+    let (tx, rx) = mpsc::channel(INCOMING_CAPACITY);
+    let listeners = Listeners::bind(video, tx).await?;
+    let server = if role > 0 {
+        Some(find_server_patiently(clients, experiment_id, &timeouts).await?)
+    } else {
+        None
+    };
+    let line = mission_init(&listeners.ports(), server.as_ref());
+    let client = hand_over_mission_init(clients, role, &line, &timeouts).await?;
+    log::info!("role {role}: mission accepted by {client}");
+    Ok(AgentMission {
+        role,
+        client,
+        timeouts,
+        listeners,
+        rx,
+        commands: None,
+        state: MissionState::Starting,
+        last_control: Instant::now(),
+        echo: None,
+        early: Vec::new(),
+    })
+}
+
+impl AgentMission {
+    /// The role.
+    pub fn role(&self) -> usize {
+        self.role
+    }
+
+    /// The client running it.
+    pub fn client(&self) -> &ClientAddr {
+        &self.client
+    }
+
+    /// The listeners' ports.
+    pub fn ports(&self) -> AgentPorts {
+        self.listeners.ports()
+    }
+
+    /// Where the mission stands.
+    pub fn state(&self) -> MissionState {
+        self.state
+    }
+
+    /// The MissionInit echo, once it has arrived.
+    pub fn echo(&self) -> Option<&str> {
+        self.echo.as_deref()
+    }
+
+    /// Waits for the MissionInit echo (the mission-start signal), then connects to
+    /// the commands port it names. Observations that arrive first are kept.
+    pub async fn wait_until_begun(&mut self) -> Result<CommandsEndpoint, AgentError> {
+        let deadline = Instant::now() + self.timeouts.begin;
+        loop {
+            let incoming = self.receive_until(deadline, "the MissionInit echo").await?;
+            let Some(frame) = self.check(incoming)? else {
+                continue;
+            };
+            match frame {
+                (Channel::MissionControl, payload) => {
+                    let text = String::from_utf8_lossy(&payload).into_owned();
+                    if is_ping(&text) {
+                        continue;
+                    }
+                    if text.contains("<MissionEnded") {
+                        self.state = MissionState::Ended;
+                        let (status, detail) = mission_ended_status(&text);
+                        return Err(AgentError::MissionEndedAbnormally {
+                            status,
+                            text: detail,
+                        });
+                    }
+                    if text.contains("<MissionInit") {
+                        let endpoint =
+                            commands_endpoint(&text).ok_or_else(|| AgentError::Protocol {
+                                channel: "mcp",
+                                detail: "the MissionInit echo names no ClientIPAddress and \
+                                         ClientCommandsPort"
+                                    .into(),
+                            })?;
+                        self.echo = Some(text);
+                        self.connect_commands(&endpoint).await?;
+                        self.state = MissionState::Running;
+                        return Ok(endpoint);
+                    }
+                    return Err(AgentError::Protocol {
+                        channel: "mcp",
+                        detail: format!("unexpected message before the echo: {}", shorten(&text)),
+                    });
+                }
+                (channel, payload) => {
+                    let event = data_event(channel, payload);
+                    self.early.push(event);
+                }
+            }
+        }
+    }
+
+    async fn connect_commands(&mut self, endpoint: &CommandsEndpoint) -> Result<(), AgentError> {
+        let connect = TcpStream::connect((endpoint.host.as_str(), endpoint.port));
+        let stream = tokio::time::timeout(self.timeouts.command, connect)
+            .await
+            .map_err(|_| AgentError::Timeout {
+                what: format!(
+                    "the commands port {}:{} of role {}",
+                    endpoint.host, endpoint.port, self.role
+                ),
+                after: self.timeouts.command,
+            })?
+            .map_err(|e| AgentError::ClientLost {
+                role: self.role,
+                reason: format!(
+                    "cannot connect to its commands port {}:{}: {e}",
+                    endpoint.host, endpoint.port
+                ),
+            })?;
+        let _ = stream.set_nodelay(true);
+        self.commands = Some(stream);
+        Ok(())
+    }
+
+    /// Sends one command. Unlike MalmoPython, a command that cannot be delivered is
+    /// an error, not a silent loss.
+    pub async fn send(&mut self, command: &Command) -> Result<(), AgentError> {
+        self.send_line(&command.to_string()).await
+    }
+
+    /// Sends one raw command line (without its `\n`).
+    pub async fn send_line(&mut self, line: &str) -> Result<(), AgentError> {
+        let role = self.role;
+        let (MissionState::Running, Some(stream)) = (self.state, self.commands.as_mut()) else {
+            let state = match self.state {
+                MissionState::Starting => "starting",
+                _ => "over",
+            };
+            return Err(AgentError::NotRunning { role, state });
+        };
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        encode_line(line.as_bytes(), &mut bytes).map_err(|e| AgentError::Protocol {
+            channel: "commands",
+            detail: e.to_string(),
+        })?;
+        match tokio::time::timeout(self.timeouts.command, stream.write_all(&bytes)).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => {
+                self.commands = None;
+                self.state = MissionState::Ended;
+                Err(AgentError::ClientLost {
+                    role,
+                    reason: format!("writing a command failed: {e}"),
+                })
+            }
+            Err(_) => Err(AgentError::ClientLost {
+                role,
+                reason: format!(
+                    "a command could not be written within {:?}",
+                    self.timeouts.command
+                ),
+            }),
+        }
+    }
+
+    /// The next event of the running mission. Silence on mission control longer
+    /// than `timeouts.silence`, or the mod closing a channel before MissionEnded,
+    /// is [`AgentError::ClientLost`].
+    pub async fn next_event(&mut self) -> Result<MissionEvent, AgentError> {
+        if !self.early.is_empty() {
+            return Ok(self.early.remove(0));
+        }
+        loop {
+            if self.state == MissionState::Ended {
+                return Err(AgentError::Protocol {
+                    channel: "mcp",
+                    detail: format!("role {}: the mission has ended", self.role),
+                });
+            }
+            let deadline = self.last_control + self.timeouts.silence;
+            let incoming = match self.receive_until(deadline, "a ping").await {
+                Ok(i) => i,
+                Err(AgentError::Timeout { after, .. }) => {
+                    self.state = MissionState::Ended;
+                    return Err(AgentError::ClientLost {
+                        role: self.role,
+                        reason: format!(
+                            "no ping for {:?} (Minecraft hung or died)",
+                            after.max(self.timeouts.silence)
+                        ),
+                    });
+                }
+                Err(e) => return Err(e),
+            };
+            let Some((channel, payload)) = self.check(incoming)? else {
+                continue;
+            };
+            if channel != Channel::MissionControl {
+                return Ok(data_event(channel, payload));
+            }
+            let text = String::from_utf8_lossy(&payload).into_owned();
+            if is_ping(&text) {
+                return Ok(MissionEvent::Ping);
+            }
+            if text.contains("<MissionEnded") {
+                self.state = MissionState::Ended;
+                self.commands = None;
+                let (status, detail) = mission_ended_status(&text);
+                return if status == "ENDED" || status == "PLAYER_DIED" {
+                    Ok(MissionEvent::Ended { status })
+                } else {
+                    Err(AgentError::MissionEndedAbnormally {
+                        status,
+                        text: detail,
+                    })
+                };
+            }
+            return Err(AgentError::Protocol {
+                channel: "mcp",
+                detail: format!("unexpected message: {}", shorten(&text)),
+            });
+        }
+    }
+
+    /// Sends `quit` and waits for MissionEnded, skipping other events, within
+    /// `timeouts.end`.
+    pub async fn quit(&mut self) -> Result<String, AgentError> {
+        if self.state == MissionState::Running {
+            self.send(&Command::Quit).await?;
+        }
+        let deadline = Instant::now() + self.timeouts.end;
+        loop {
+            let wait = deadline.saturating_duration_since(Instant::now());
+            match tokio::time::timeout(wait, self.next_event()).await {
+                Err(_) => {
+                    return Err(AgentError::Timeout {
+                        what: format!("MissionEnded from role {}", self.role),
+                        after: self.timeouts.end,
+                    });
+                }
+                Ok(Ok(MissionEvent::Ended { status })) => return Ok(status),
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => return Err(e),
+            }
+        }
+    }
+
+    async fn receive_until(
+        &mut self,
+        deadline: Instant,
+        what: &str,
+    ) -> Result<Incoming, AgentError> {
+        let wait = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(wait, self.rx.recv()).await {
+            Ok(Some(incoming)) => Ok(incoming),
+            Ok(None) => Err(AgentError::ClientLost {
+                role: self.role,
+                reason: "the listeners stopped".into(),
+            }),
+            Err(_) => Err(AgentError::Timeout {
+                what: format!("{what} from role {}", self.role),
+                after: wait,
+            }),
+        }
+    }
+
+    /// Turns connection events into errors or frames; `None` for events that need
+    /// nothing done.
+    fn check(&mut self, incoming: Incoming) -> Result<Option<(Channel, Vec<u8>)>, AgentError> {
+        let channel = incoming.channel;
+        if channel == Channel::MissionControl {
+            self.last_control = incoming.at;
+        }
+        match incoming.event {
+            ConnectionEvent::Connected => Ok(None),
+            ConnectionEvent::Frame(payload) => Ok(Some((channel, payload))),
+            ConnectionEvent::Closed => match channel {
+                // Observations and rewards close at a normal end, before
+                // MissionEnded; mission control closing first means the client died.
+                Channel::MissionControl => {
+                    self.state = MissionState::Ended;
+                    Err(AgentError::ClientLost {
+                        role: self.role,
+                        reason: "the mission-control connection closed before MissionEnded".into(),
+                    })
+                }
+                _ => Ok(None),
+            },
+            ConnectionEvent::Malformed(detail) => {
+                self.state = MissionState::Ended;
+                Err(AgentError::Protocol {
+                    channel: channel.name(),
+                    detail,
+                })
+            }
+        }
+    }
+}
+
+fn data_event(channel: Channel, payload: Vec<u8>) -> MissionEvent {
+    match channel {
+        Channel::Observations => MissionEvent::Observation {
+            received: SystemTime::now(),
+            json: String::from_utf8_lossy(&payload).into_owned(),
+        },
+        Channel::Rewards => MissionEvent::Reward(String::from_utf8_lossy(&payload).into_owned()),
+        Channel::Video => MissionEvent::VideoFrame(payload),
+        Channel::MissionControl => unreachable!("mission control is handled by the caller"),
+    }
+}
+
+fn is_ping(text: &str) -> bool {
+    text.trim_end().ends_with("<ping/>")
+}
+
+fn shorten(text: &str) -> String {
+    let cut: String = text.chars().take(120).collect();
+    if cut.len() < text.len() {
+        format!("{cut}…")
+    } else {
+        cut
+    }
+}
+
+/// The text of the first `<name>…</name>` element (no namespace prefix, as the mod
+/// writes it).
+fn element_text<'a>(xml: &'a str, name: &str) -> Option<&'a str> {
+    let open = format!("<{name}>");
+    let close = format!("</{name}>");
+    let start = xml.find(&open)? + open.len();
+    let end = start + xml[start..].find(&close)?;
+    Some(&xml[start..end])
+}
+
+/// Where the echo says the client's commands port is.
+fn commands_endpoint(echo: &str) -> Option<CommandsEndpoint> {
+    let host = element_text(echo, "ClientIPAddress")?.trim().to_owned();
+    let port = element_text(echo, "ClientCommandsPort")?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(CommandsEndpoint { host, port })
+}
+
+/// The status and human-readable text of a MissionEnded document.
+fn mission_ended_status(xml: &str) -> (String, String) {
+    let status = element_text(xml, "Status").unwrap_or("").trim().to_owned();
+    let text = element_text(xml, "HumanReadableStatus")
+        .unwrap_or("")
+        .to_owned();
+    (status, text)
+}

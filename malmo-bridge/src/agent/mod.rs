@@ -1,0 +1,24 @@
+//! The agent side on tokio, replacing MalmoPython's `AgentHost`: reserve clients,
+//! find role 0's server, hand over MissionInits, listen for what the mod sends and
+//! send it commands. Every wait has a deadline, so a Minecraft that dies, hangs or
+//! answers garbage is a typed [`AgentError`] within bounded time.
+//!
+//! A mission for N roles runs as: [`reserve_clients`] (role 0), then
+//! [`start_role`] for each role in order, then [`AgentMission::wait_until_begun`]
+//! on every role (the echoes arrive only once all have joined), then
+//! [`AgentMission::next_event`] and [`AgentMission::send`] while it runs, and
+//! [`AgentMission::quit`] at the end.
+
+mod client;
+mod error;
+mod listeners;
+mod mission;
+
+pub use client::{COMMANDS_PORT_OFFSET, ClientAddr, DEFAULT_CONTROL_PORT, MAX_REPLY_LEN, exchange};
+pub use error::{AgentError, Attempt, Attempts, ContactError, Stage};
+pub use listeners::{AgentPorts, Channel, ConnectionEvent, Incoming, Listeners};
+pub use mission::{
+    AgentMission, CommandsEndpoint, MissionEvent, MissionState, RESERVATION_MS, ServerAddr,
+    Timeouts, find_server, find_server_patiently, hand_over_mission_init, reserve_clients,
+    start_role,
+};
