@@ -6,9 +6,9 @@
 //!
 //! Built so far: [`frame`], the sans-IO framing of every channel (length-prefixed
 //! frames and newline-terminated lines), [`control`], the mission-control requests
-//! and replies, [`command`], the typed commands an agent sends, and
-//! [`observation`], the observations the mod sends. Mission documents, the agent side, the emulator and
-//! the CLI are still to come.
+//! and replies, [`command`], the typed commands an agent sends,
+//! [`observation`], the observations the mod sends, and [`agent`], the agent side on
+//! tokio that replaces MalmoPython's `AgentHost`.
 #![deny(missing_docs)]
 
 pub mod agent;
