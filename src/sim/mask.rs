@@ -64,7 +64,7 @@ pub fn compute(
     line_of_sight: bool,
     out: &mut [bool],
 ) -> MaskCounts {
-    compute_inner(obs, abilities, layout, line_of_sight, out, None).0
+    compute_inner(obs, abilities, layout, line_of_sight, out, None, None).0
 }
 
 /// What an incremental recomputation starts from: `out` holds the mask of an
@@ -72,22 +72,191 @@ pub fn compute(
 /// counts these are, and `changed` lists the cells whose block or player marker
 /// differs since.
 struct Incremental<'a> {
-    changed: &'a [Cell],
+    changed: &'a [Change],
     counts: MaskCounts,
     place_cells: usize,
 }
 
+/// A cell whose block or player marker changed, and what that did to sight lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Change {
+    cell: Cell,
+    sight: Sight,
+}
+
+/// How a change affects rays passing through its cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sight {
+    /// An obstacle went away (a block broken, a player left).
+    Opened,
+    /// An obstacle appeared.
+    Closed,
+    /// Obstacle before and after (a block replaced by another).
+    Unchanged,
+}
+
+impl Sight {
+    fn between(obstacle_before: bool, obstacle_after: bool) -> Self {
+        match (obstacle_before, obstacle_after) {
+            (true, false) => Self::Opened,
+            (false, true) => Self::Closed,
+            _ => Self::Unchanged,
+        }
+    }
+}
+
 impl Incremental<'_> {
-    /// Whether the entries of target `t` may have changed. They depend only on the
-    /// box spanned by the eye's voxel and `t`'s neighbourhood: the target and its
-    /// neighbours (placeability, faces, click points) and every voxel a ray from the
-    /// eye to a click point can cross.
-    fn dirty(&self, eye: Cell, t: Cell) -> bool {
-        self.changed.iter().any(|c| {
+    /// Whether the entries of target `t` may have changed, given the click point
+    /// that made it valid last time (`witness`; `None` if it was not valid with
+    /// line of sight).
+    ///
+    /// Entries depend on the target's neighbourhood (placeability, faces, click
+    /// points) and on the voxels rays from the eye to click points cross. A valid
+    /// target stays valid unless an obstacle appeared on its witness ray; an
+    /// invalid one can only become valid if an obstacle went away inside the
+    /// convex hull of the eye and the target (where every such ray lies).
+    /// `witness` is `None` when no witnesses are kept; then any change of sight
+    /// inside the hull counts.
+    fn dirty(
+        &self,
+        eye: [f64; 3],
+        eye_voxel: Cell,
+        t: Cell,
+        witness: Option<Option<[f64; 3]>>,
+        possible: impl Fn() -> bool,
+    ) -> bool {
+        // The target's own cell and its six face neighbours decide placeability,
+        // faces and click points; other cells matter only through rays.
+        let near = |c: Cell| (c.x - t.x).abs() + (c.y - t.y).abs() + (c.z - t.z).abs() <= 1;
+        if self.changed.iter().any(|change| near(change.cell)) {
+            return true;
+        }
+        // With its neighbourhood unchanged, a target that cannot be valid whatever
+        // it sees (air with nothing to click against, a player in it, an
+        // unbreakable block) stays invalid.
+        if !possible() {
+            return false;
+        }
+        self.changed.iter().any(|change| {
+            let c = change.cell;
+            // Every ray stays in the box spanned by the eye's voxel and the target:
+            // a cheap first bound.
             let within = |e: i32, t: i32, c: i32| e.min(t - 1) <= c && c <= e.max(t + 1);
-            within(eye.x, t.x, c.x) && within(eye.y, t.y, c.y) && within(eye.z, t.z, c.z)
+            if !(within(eye_voxel.x, t.x, c.x)
+                && within(eye_voxel.y, t.y, c.y)
+                && within(eye_voxel.z, t.z, c.z))
+            {
+                return false;
+            }
+            match (change.sight, witness) {
+                (Sight::Unchanged, _) => false,
+                (Sight::Closed, Some(Some(click))) => segment_may_meet_cell(eye, click, c),
+                (Sight::Closed, Some(None)) => false,
+                (Sight::Opened, Some(Some(_))) => false,
+                (Sight::Opened, Some(None)) | (_, None) => may_meet_sight_cone(eye, t, c),
+            }
         })
     }
+}
+
+/// Half the extra size given to cells in the geometric tests, far above any
+/// rounding in the voxel walk or in the tests.
+const GEOMETRY_MARGIN: f64 = 1e-3;
+
+/// Whether the segment from `a` to `b` may pass through cell `c` (slab test on the
+/// cell grown by a margin; conservative).
+fn segment_may_meet_cell(a: [f64; 3], b: [f64; 3], c: Cell) -> bool {
+    // First the line: a cell whose centre is farther from it than the cell's
+    // half-diagonal cannot meet the segment (one division, no square root).
+    let v = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
+    let w = [
+        f64::from(c.x) + 0.5 - a[0],
+        f64::from(c.y) + 0.5 - a[1],
+        f64::from(c.z) + 0.5 - a[2],
+    ];
+    let vv = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+    let wv = w[0] * v[0] + w[1] * v[1] + w[2] * v[2];
+    let ww = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
+    if vv > 1e-12 && ww - wv * wv / vv > (0.8661 + 2.0 * GEOMETRY_MARGIN).powi(2) {
+        return false;
+    }
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    for (axis, cell) in [c.x, c.y, c.z].into_iter().enumerate() {
+        let min = f64::from(cell) - GEOMETRY_MARGIN;
+        let max = f64::from(cell) + 1.0 + GEOMETRY_MARGIN;
+        let d = b[axis] - a[axis];
+        if d.abs() < 1e-12 {
+            if a[axis] < min || a[axis] > max {
+                return false;
+            }
+            continue;
+        }
+        let (t0, t1) = ((min - a[axis]) / d, (max - a[axis]) / d);
+        lo = lo.max(t0.min(t1));
+        hi = hi.min(t0.max(t1));
+        if lo > hi {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether cell `c` may meet the convex hull of the point `eye` and the cube of
+/// target cell `t` grown by 1e-4. Conservative: `false` only when they provably do
+/// not meet.
+///
+/// Every hull point is `eye + s (p - eye)` with `p` in the grown cube, so it lies
+/// within `s r` of the axis point `eye + s (centre - eye)` (r = the grown cube's
+/// half-diagonal). The cell meets the hull only if some `s` in [0, 1] has
+/// `|c_centre - axis(s)| - s r <= h` (h = the cell's half-diagonal); that function
+/// of `s` is convex, so its minimum is at its clamped stationary point.
+fn may_meet_sight_cone(eye: [f64; 3], t: Cell, c: Cell) -> bool {
+    const R: f64 = 0.866_2; // sqrt(3) * (0.5 + 1e-4), rounded up
+    const H: f64 = 0.866_1; // sqrt(3) / 2, rounded up
+    let centre = |v: Cell| {
+        [
+            f64::from(v.x) + 0.5,
+            f64::from(v.y) + 0.5,
+            f64::from(v.z) + 0.5,
+        ]
+    };
+    let (tc, cc) = (centre(t), centre(c));
+    let d = [tc[0] - eye[0], tc[1] - eye[1], tc[2] - eye[2]];
+    let w = [cc[0] - eye[0], cc[1] - eye[1], cc[2] - eye[2]];
+    let dd = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+    // First the axis: the hull lies within R of it, so a cell centre farther than
+    // R + H from the axis line cannot meet it (one division, no square root).
+    let wd = w[0] * d[0] + w[1] * d[1] + w[2] * d[2];
+    let ww = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
+    if dd > 1e-12 && ww - wd * wd / dd > (R + H + 2.0 * GEOMETRY_MARGIN).powi(2) {
+        return false;
+    }
+    let len = dd.sqrt();
+    if len < 1e-9 || R / len >= 0.999 {
+        return true;
+    }
+    let k = R / len;
+    let along = wd / len;
+    let across = (ww - along * along).max(0.0).sqrt();
+    // Distance along the axis, in [0, len]: f(x) = |(along - x, across)| - k x.
+    let x = (along + k * across / (1.0 - k * k).sqrt()).clamp(0.0, len);
+    let f = ((along - x) * (along - x) + across * across).sqrt() - k * x;
+    f <= H + 2.0 * GEOMETRY_MARGIN
+}
+
+/// The click point of the first candidate for a line-of-sight check, if any.
+fn first_click<W: viewpoint::SearchWorld>(
+    world: &W,
+    kind: Interaction,
+    target: Cell,
+    standing: Option<[f64; 3]>,
+) -> Option<[f64; 3]> {
+    let mut click = None;
+    viewpoint::search(world, kind, target, standing, |c| {
+        click = Some(c.click);
+        true
+    });
+    click
 }
 
 /// Computes a mask into `out`, from scratch or (walking, with `incremental`) by
@@ -100,6 +269,7 @@ fn compute_inner(
     line_of_sight: bool,
     out: &mut [bool],
     incremental: Option<Incremental<'_>>,
+    mut witnesses: Option<&mut [Option<[f64; 3]>]>,
 ) -> (MaskCounts, usize) {
     assert_eq!(out.len(), layout.len(), "mask buffer has the wrong length");
     let mut counts = MaskCounts::default();
@@ -130,6 +300,11 @@ fn compute_inner(
         None => (0, 0, 0),
     };
     let eye_voxel = Cell::new(px, head_y, pz);
+    let eye = [
+        f64::from(px) + 0.5,
+        f64::from(feet_y) + viewpoint::EYE_HEIGHT,
+        f64::from(pz) + 0.5,
+    ];
 
     let standing =
         (!teleportation).then(|| [f64::from(px) + 0.5, f64::from(feet_y), f64::from(pz) + 0.5]);
@@ -210,7 +385,18 @@ fn compute_inner(
     let mut visit = |x: i32, y: i32, z: i32, i: usize| {
         let cell = Cell::new(x, y, z);
         if let Some(inc) = &incremental {
-            if !inc.dirty(eye_voxel, cell) {
+            let witness = witnesses.as_deref().map(|w| w[i]);
+            let possible = || {
+                let block = BlockId(blocks[i]);
+                if block.is_air() {
+                    place_offset.is_some()
+                        && world.markers[i] == NO_ONE
+                        && solid_neighbour(x, y, z, i)
+                } else {
+                    break_offset.is_some() && block.is_breakable()
+                }
+            };
+            if !inc.dirty(eye, eye_voxel, cell, witness, possible) {
                 return;
             }
             // Take the target's old entries out of the counts; they are
@@ -226,13 +412,22 @@ fn compute_inner(
                 breaks -= 1;
             }
         }
+        if let Some(w) = witnesses.as_deref_mut() {
+            w[i] = None;
+        }
+        let mut sees = |kind: Interaction| {
+            let click = first_click(&world, kind, cell, standing);
+            if let Some(w) = witnesses.as_deref_mut() {
+                w[i] = click;
+            }
+            click.is_some()
+        };
         let block = BlockId(blocks[i]);
         if block.is_air() {
             if let Some(offset) = place_offset
                 && world.markers[i] == NO_ONE
                 && solid_neighbour(x, y, z, i)
-                && (!line_of_sight
-                    || viewpoint::any_candidate(&world, Interaction::Place, cell, standing))
+                && (!line_of_sight || sees(Interaction::Place))
             {
                 // Every held block has the same cells; the other blocks'
                 // spans are copied from the first one after the loop.
@@ -241,8 +436,7 @@ fn compute_inner(
             }
         } else if let Some(offset) = break_offset
             && block.is_breakable()
-            && (!line_of_sight
-                || viewpoint::any_candidate(&world, Interaction::Break, cell, standing))
+            && (!line_of_sight || sees(Interaction::Break))
         {
             out[offset + i] = true;
             breaks += 1;
@@ -253,7 +447,7 @@ fn compute_inner(
         // marker and on its neighbours' blocks, so only the changed cells and their
         // neighbours are redone.
         Some(inc) if !line_of_sight => {
-            for c in inc.changed {
+            for c in inc.changed.iter().map(|change| change.cell) {
                 for (dx, dy, dz) in NEIGHBOURHOOD {
                     let (x, y, z) = (c.x + dx, c.y + dy, c.z + dz);
                     if (lo.x..=hi.x).contains(&x)
@@ -349,7 +543,9 @@ pub struct MaskCache {
     mask: Vec<bool>,
     counts: MaskCounts,
     place_cells: usize,
-    changed: Vec<Cell>,
+    changed: Vec<Change>,
+    /// Per cell, the click point that made its entry valid with line of sight.
+    witnesses: Vec<Option<[f64; 3]>>,
     full: u64,
     incremental: u64,
 }
@@ -410,11 +606,22 @@ impl MaskCache {
                 line_of_sight,
                 &mut self.mask,
                 Some(incremental),
+                line_of_sight.then_some(&mut self.witnesses[..]),
             )
         } else {
             self.full += 1;
             self.mask.resize(layout.len(), false);
-            compute_inner(obs, abilities, layout, line_of_sight, &mut self.mask, None)
+            self.witnesses.clear();
+            self.witnesses.resize(size.num_cells(), None);
+            compute_inner(
+                obs,
+                abilities,
+                layout,
+                line_of_sight,
+                &mut self.mask,
+                None,
+                line_of_sight.then_some(&mut self.witnesses[..]),
+            )
         };
         out.copy_from_slice(&self.mask);
         self.key = key;
@@ -437,18 +644,30 @@ impl MaskCache {
         self.changed.clear();
         // Full size up front, so that steady-state updates never allocate.
         self.changed.reserve(MAX_CHANGED);
-        for (old, new) in [(&self.blocks, blocks), (&self.markers, markers)] {
+        // Players other than the observer are obstacles to sight.
+        let is_obstacle_marker = |m: u8| m != NO_ONE && m != CURRENT_PLAYER;
+        for (is_marker, old, new) in [
+            (false, &self.blocks, blocks),
+            (true, &self.markers, markers),
+        ] {
             for (k, (a, b)) in old.chunks(CHUNK).zip(new.chunks(CHUNK)).enumerate() {
                 if a == b {
                     continue;
                 }
-                for (j, (x, y)) in a.iter().zip(b).enumerate() {
+                for (j, (&x, &y)) in a.iter().zip(b).enumerate() {
                     if x != y {
                         if self.changed.len() == MAX_CHANGED {
                             return false;
                         }
-                        self.changed
-                            .push(size.cell(CellIndex((k * CHUNK + j) as u32)));
+                        let sight = if is_marker {
+                            Sight::between(is_obstacle_marker(x), is_obstacle_marker(y))
+                        } else {
+                            Sight::between(x != 0, y != 0)
+                        };
+                        self.changed.push(Change {
+                            cell: size.cell(CellIndex((k * CHUNK + j) as u32)),
+                            sight,
+                        });
                     }
                 }
             }
@@ -632,6 +851,58 @@ mod tests {
         }
     }
 
+    /// The geometric shortcuts of incremental updates never say "misses" for a cell
+    /// that a ray does cross: sampled rays from eyes to points of the (grown) target
+    /// cube, walked voxel by voxel.
+    #[test]
+    fn sight_tests_are_conservative() {
+        let mut rng = StdRng::seed_from_u64(4);
+        let mut checked = 0;
+        for _ in 0..3000 {
+            let eye = [
+                f64::from(rng.random_range(0..9)) + 0.5,
+                f64::from(rng.random_range(0..8)) + 1.6,
+                f64::from(rng.random_range(0..9)) + 0.5,
+            ];
+            let t = Cell::new(
+                rng.random_range(0..9),
+                rng.random_range(0..9),
+                rng.random_range(0..9),
+            );
+            for _ in 0..20 {
+                let p = [
+                    f64::from(t.x) - 1e-4 + rng.random_range(0.0..1.0002),
+                    f64::from(t.y) - 1e-4 + rng.random_range(0.0..1.0002),
+                    f64::from(t.z) - 1e-4 + rng.random_range(0.0..1.0002),
+                ];
+                // Cells along the segment, by dense sampling.
+                for k in 0..=400 {
+                    let s = f64::from(k) / 400.0;
+                    let q = [
+                        eye[0] + s * (p[0] - eye[0]),
+                        eye[1] + s * (p[1] - eye[1]),
+                        eye[2] + s * (p[2] - eye[2]),
+                    ];
+                    let c = Cell::new(
+                        q[0].floor() as i32,
+                        q[1].floor() as i32,
+                        q[2].floor() as i32,
+                    );
+                    assert!(
+                        may_meet_sight_cone(eye, t, c),
+                        "{eye:?} -> {p:?} crosses {c:?}"
+                    );
+                    assert!(
+                        segment_may_meet_cell(eye, p, c),
+                        "{eye:?} -> {p:?} crosses {c:?}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 1_000_000);
+    }
+
     /// The cache returns exactly what a fresh computation returns, step after step
     /// of random play (moves, places, breaks, gives, other players moving).
     #[test]
@@ -661,7 +932,7 @@ mod tests {
             let mut caches = vec![MaskCache::default(); players];
             let mut obs = env.new_observation();
             let (mut fresh, mut cached) = (vec![false; layout.len()], vec![false; layout.len()]);
-            for step in 0..400 {
+            for step in 0..1000 {
                 let mut actions = Vec::new();
                 for (p, cache) in caches.iter_mut().enumerate() {
                     env.observe(p, &mut obs).unwrap();
@@ -710,11 +981,12 @@ mod tests {
                         continue;
                     }
                     (_, _, true) => 2 * full,
-                    (_, _, false) => full / 4,
+                    (_, _, false) => full / 8,
                 };
                 assert!(
                     incremental > needed,
-                    "{players} players, inf_blocks {inf_blocks}: {full} full, {incremental} incremental"
+                    "{players} players, inf_blocks {inf_blocks}, los {los}, teleportation {teleportation}: \
+                     {full} full, {incremental} incremental"
                 );
             }
         }
