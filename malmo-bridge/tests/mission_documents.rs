@@ -694,7 +694,13 @@ fn xmllint() -> Option<&'static str> {
         .output()
         .is_ok_and(|o| o.status.success());
     if !found {
-        eprintln!("SKIPPED: xmllint not found; run scripts/setup (installs Debian libxml2-utils)");
+        // Straight to the stderr handle, which the test harness does not capture,
+        // so the skip shows in every run.
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: xmllint not found; run scripts/setup (installs Debian libxml2-utils)"
+        );
         return None;
     }
     Some("xmllint")

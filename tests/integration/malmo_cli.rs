@@ -98,7 +98,13 @@ fn printed_missions_validate_with_xmllint() {
         .output()
         .is_ok_and(|o| o.status.success());
     if !found {
-        eprintln!("SKIPPED: xmllint not found; run scripts/setup (installs Debian libxml2-utils)");
+        // Straight to the stderr handle, which the test harness does not capture,
+        // so the skip shows in every run.
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: xmllint not found; run scripts/setup (installs Debian libxml2-utils)"
+        );
         return;
     }
     let dir = tempfile::tempdir().unwrap();
