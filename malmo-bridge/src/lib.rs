@@ -6,16 +6,29 @@
 //!
 //! Built so far: [`frame`], the sans-IO framing of every channel (length-prefixed
 //! frames and newline-terminated lines), [`control`], the mission-control requests
-//! and replies, [`command`], the typed commands an agent sends,
-//! [`observation`], the observations the mod sends, and [`agent`], the agent side on
-//! tokio that replaces MalmoPython's `AgentHost`.
+//! and replies, [`command`], the typed commands an agent sends, [`observation`],
+//! the observations the mod sends, and the XML documents: [`mission`], the Mission
+//! MBAG generates (over [`block`] and [`grid`], MBAG's block types and world
+//! grids), byte for byte as the reference writes it; [`mission_init`], the
+//! MissionInit in the real AgentHost's bytes or a clean form, and the mod's echo;
+//! and [`mission_ended`]. Every document parses back into its typed value, and a
+//! malformed one is a typed error naming the element path ([`ReadError`]).
+//! [`agent`] is the agent side on tokio that replaces MalmoPython's `AgentHost`.
 #![deny(missing_docs)]
 
 pub mod agent;
+pub mod block;
 pub mod command;
 pub mod control;
 pub mod frame;
+pub mod grid;
+pub mod mission;
+pub mod mission_ended;
+pub mod mission_init;
 pub mod observation;
+mod xml;
+
+pub use xml::ReadError;
 
 /// The Malmo protocol version that the MBAG fork of the mod speaks.
 pub const MALMO_VERSION: &str = "0.38.0";

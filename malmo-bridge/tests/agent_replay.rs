@@ -17,10 +17,12 @@ use std::time::Duration;
 
 use base64::Engine;
 use malmo_bridge::agent::{
-    AgentError, AgentMission, AgentPorts, ClientAddr, MissionEvent, ServerAddr, Stage, Timeouts,
-    find_server, reserve_clients, start_role,
+    AgentError, AgentMission, ClientAddr, MissionEvent, Stage, Timeouts, find_server,
+    reserve_clients, start_role,
 };
 use malmo_bridge::control::ControlReply;
+use malmo_bridge::mission_ended::MissionEndedStatus;
+use malmo_bridge::mission_init::{AgentPorts, MissionInit, MissionInitForm, ServerConnection};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::time::Instant;
@@ -253,12 +255,10 @@ async fn replay(stem: &str) -> Replay {
                         element(xml, name).and_then(|v| v.trim().parse::<u16>().ok())
                     };
                     let capture_mcp = num(&expected, "AgentMissionControlPort").unwrap();
-                    let ports = AgentPorts {
-                        mission_control: num(&ours, "AgentMissionControlPort").unwrap_or(0),
-                        observations: num(&ours, "AgentObservationsPort").unwrap_or(0),
-                        rewards: num(&ours, "AgentRewardsPort").unwrap_or(0),
-                        video: num(&ours, "AgentVideoPort").filter(|&p| p != 0),
-                    };
+                    let ports = MissionInit::parse(ours.trim_end())
+                        .expect("our MissionInit parses")
+                        .connection
+                        .agent_ports;
                     let mut restored = ours.clone();
                     for name in [
                         "AgentMissionControlPort",
@@ -339,7 +339,7 @@ async fn play_mod_connection(
         "mcp" => ports.mission_control,
         "obs" => ports.observations,
         "rew" => ports.rewards,
-        _ => ports.video.unwrap_or(0),
+        _ => ports.video,
     };
     tokio::time::sleep_until(at(conn.connect_t)).await;
     let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)).await else {
@@ -371,12 +371,12 @@ async fn play_mod_connection(
     }
 }
 
-/// The captured MissionInit the real AgentHost sent for `role`, with our listener
-/// ports written in.
+/// The MissionInit the real AgentHost sent for `role`, read into its typed value and
+/// rendered again in the AgentHost's form with our listener ports.
 fn mission_init_for(
     stem: &str,
     role: usize,
-) -> impl FnOnce(&AgentPorts, Option<&ServerAddr>) -> String {
+) -> impl FnOnce(&AgentPorts, Option<&ServerConnection>) -> String {
     let inits: Vec<String> = load(stem)
         .into_iter()
         .filter(|r| r.channel == "control" && r.dir == "agent->mod")
@@ -388,20 +388,14 @@ fn mission_init_for(
         .filter(|s| s.contains("<MissionInit"))
         .filter(|s| element(s, "ClientRole").as_deref().map(str::trim) == Some(&role.to_string()))
         .collect();
-    let template = inits.last().cloned().expect("a MissionInit for the role");
-    move |ports: &AgentPorts, _server: Option<&ServerAddr>| {
-        let mut line = template;
-        for (name, port) in [
-            ("AgentMissionControlPort", ports.mission_control),
-            ("AgentObservationsPort", ports.observations),
-            ("AgentRewardsPort", ports.rewards),
-        ] {
-            line = replace_element(&line, name, &port.to_string());
+    let captured = inits.last().cloned().expect("a MissionInit for the role");
+    let mut init = MissionInit::parse(&captured).expect("the AgentHost's MissionInit parses");
+    move |ports: &AgentPorts, server: Option<&ServerConnection>| {
+        init.connection.agent_ports = *ports;
+        if let Some(server) = server {
+            assert_eq!(init.server.as_ref().map(|s| s.port), Some(server.port));
         }
-        if let Some(v) = ports.video {
-            line = replace_element(&line, "AgentVideoPort", &v.to_string());
-        }
-        line
+        init.render(MissionInitForm::AgentHost)
     }
 }
 
@@ -516,7 +510,7 @@ async fn failed_world_creation_ends_the_mission_before_it_begins() {
     let err = mission.wait_until_begun().await.unwrap_err();
     match &err {
         AgentError::MissionEndedAbnormally { status, .. } => {
-            assert_eq!(status, "MOD_FAILED_TO_CREATE_WORLD")
+            assert_eq!(*status, MissionEndedStatus::ModFailedToCreateWorld)
         }
         other => panic!("{other}"),
     }
@@ -610,14 +604,14 @@ async fn a_warming_up_server_is_waited_for_and_both_roles_run() {
     for mission in [&mut role0, &mut role1] {
         let status = loop {
             match mission.next_event().await {
-                Ok(MissionEvent::Ended { status }) => break status,
+                Ok(MissionEvent::Ended(ended)) => break ended.status,
                 Ok(_) => {}
                 Err(e) => panic!("role {}: {e}", mission.role()),
             }
         };
         statuses.push(status);
     }
-    assert_eq!(statuses, ["ENDED", "ENDED"]);
+    assert_eq!(statuses, [MissionEndedStatus::Ended; 2]);
     assert_matches_agenthost(&replay);
 }
 
@@ -674,8 +668,8 @@ async fn a_two_player_mission_runs_from_start_to_mission_ended() {
     for (r, mission) in [&mut role0, &mut role1].into_iter().enumerate() {
         loop {
             match mission.next_event().await {
-                Ok(MissionEvent::Ended { status }) => {
-                    assert_eq!(status, "ENDED");
+                Ok(MissionEvent::Ended(ended)) => {
+                    assert_eq!(ended.status, MissionEndedStatus::Ended);
                     break;
                 }
                 Ok(MissionEvent::Observation { json, .. }) => {

@@ -2,6 +2,7 @@
 
 mod bench;
 mod demo;
+mod malmo;
 mod verify;
 
 use std::path::PathBuf;
@@ -45,6 +46,11 @@ pub enum Command {
     /// Example: mbag bench env --reps 3
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Project Malmo tools: documents the reference sends to Minecraft.
+    ///
+    /// Example: mbag malmo mission-xml --spectator --role 2
+    #[command(subcommand)]
+    Malmo(malmo::MalmoCommand),
 }
 
 impl Cli {
@@ -55,6 +61,7 @@ impl Cli {
             Command::VerifyGolden(args) => verify::run(args),
             Command::Demo(args) => demo::run(args),
             Command::Bench(command) => bench::run(command),
+            Command::Malmo(command) => malmo::run(command),
         }
     }
 }

@@ -3,4 +3,5 @@
 
 mod goal_transforms;
 mod golden_episodes;
+mod malmo_cli;
 mod vecenv;

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::control::ControlReply;
 use crate::frame::FrameError;
+use crate::mission_ended::MissionEndedStatus;
 
 use super::client::ClientAddr;
 
@@ -121,7 +122,7 @@ pub enum AgentError {
     #[error("the mission ended abnormally: {status} {text:?}")]
     MissionEndedAbnormally {
         /// The MissionEnded status.
-        status: String,
+        status: MissionEndedStatus,
         /// Its human-readable text.
         text: String,
     },

@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::frame::FrameDecoder;
+use crate::mission_init::AgentPorts;
 
 use super::error::AgentError;
 
@@ -76,19 +77,6 @@ pub enum ConnectionEvent {
     Malformed(String),
 }
 
-/// The ports the agent's listeners are bound to, as written into the MissionInit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AgentPorts {
-    /// Mission-control port.
-    pub mission_control: u16,
-    /// Observations port.
-    pub observations: u16,
-    /// Rewards port.
-    pub rewards: u16,
-    /// Video port, if this role produces video.
-    pub video: Option<u16>,
-}
-
 /// Bound listeners and the tasks serving them; dropping it stops them.
 #[derive(Debug)]
 pub struct Listeners {
@@ -129,17 +117,21 @@ impl Listeners {
             tasks.push(tokio::spawn(serve(listener, channel, tx.clone())));
         }
         Ok(Self {
+            // Unused channels are port 0 in the MissionInit, as MalmoPython writes.
             ports: AgentPorts {
                 mission_control: ports[0],
                 observations: ports[1],
                 rewards: ports[2],
-                video: ports.get(3).copied(),
+                video: ports.get(3).copied().unwrap_or(0),
+                depth: 0,
+                luminance: 0,
+                colour_map: 0,
             },
             tasks,
         })
     }
 
-    /// The bound ports.
+    /// The bound ports, as the MissionInit names them.
     pub fn ports(&self) -> AgentPorts {
         self.ports
     }

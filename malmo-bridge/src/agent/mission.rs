@@ -15,7 +15,9 @@ use crate::frame::encode_line;
 
 use super::client::{ClientAddr, exchange};
 use super::error::{AgentError, Attempt, Attempts, Stage, hint_for};
-use super::listeners::{AgentPorts, Channel, ConnectionEvent, Incoming, Listeners};
+use super::listeners::{Channel, ConnectionEvent, Incoming, Listeners};
+use crate::mission_ended::{MissionEnded, MissionEndedStatus};
+use crate::mission_init::{AgentPorts, MissionInit, ServerConnection};
 
 /// How long MalmoPython reserves a client for, in milliseconds.
 pub const RESERVATION_MS: u64 = 20_000;
@@ -58,15 +60,6 @@ impl Default for Timeouts {
             command: Duration::from_secs(5),
         }
     }
-}
-
-/// Role 0's integrated server, as `MALMO_FIND_SERVER` reports it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ServerAddr {
-    /// Address of role 0's client.
-    pub address: String,
-    /// The LAN port.
-    pub port: u16,
 }
 
 /// Role 0's reservation: asks the pool's clients in order until `needed` have
@@ -134,7 +127,7 @@ pub async fn find_server(
     pool: &[ClientAddr],
     experiment_id: &str,
     timeouts: &Timeouts,
-) -> Result<ServerAddr, AgentError> {
+) -> Result<ServerConnection, AgentError> {
     let request = ControlRequest::FindServer {
         experiment_id: experiment_id.to_owned(),
     };
@@ -142,7 +135,7 @@ pub async fn find_server(
     for client in pool {
         let outcome = exchange(client, &request, timeouts.exchange).await;
         if let Ok(ControlReply::Server { address, port }) = &outcome {
-            return Ok(ServerAddr {
+            return Ok(ServerConnection {
                 address: address.trim().to_owned(),
                 port: *port,
             });
@@ -170,7 +163,7 @@ pub async fn find_server_patiently(
     pool: &[ClientAddr],
     experiment_id: &str,
     timeouts: &Timeouts,
-) -> Result<ServerAddr, AgentError> {
+) -> Result<ServerConnection, AgentError> {
     let deadline = Instant::now() + timeouts.find_server;
     loop {
         match find_server(pool, experiment_id, timeouts).await {
@@ -245,11 +238,8 @@ pub enum MissionEvent {
     Ping,
     /// A video frame (header and pixels).
     VideoFrame(Vec<u8>),
-    /// The mission ended normally (ENDED or PLAYER_DIED); the status is given.
-    Ended {
-        /// The MissionEnded status.
-        status: String,
-    },
+    /// The mission ended normally (ENDED or PLAYER_DIED).
+    Ended(MissionEnded),
 }
 
 /// Where one role's mission stands.
@@ -275,7 +265,7 @@ pub struct AgentMission {
     commands: Option<TcpStream>,
     state: MissionState,
     last_control: Instant,
-    echo: Option<String>,
+    echo: Option<MissionInit>,
     /// Frames that arrived while waiting for the echo, delivered afterwards.
     early: Vec<MissionEvent>,
 }
@@ -289,7 +279,7 @@ pub async fn start_role(
     role: usize,
     experiment_id: &str,
     video: bool,
-    mission_init: impl FnOnce(&AgentPorts, Option<&ServerAddr>) -> String,
+    mission_init: impl FnOnce(&AgentPorts, Option<&ServerConnection>) -> String,
     timeouts: Timeouts,
 ) -> Result<AgentMission, AgentError> {
     let (tx, rx) = mpsc::channel(INCOMING_CAPACITY);
@@ -337,9 +327,10 @@ impl AgentMission {
         self.state
     }
 
-    /// The MissionInit echo, once it has arrived.
-    pub fn echo(&self) -> Option<&str> {
-        self.echo.as_deref()
+    /// The MissionInit echo, once it has arrived: the mission as the client runs
+    /// it (its commands port, the agent address it saw, role 0's server).
+    pub fn echo(&self) -> Option<&MissionInit> {
+        self.echo.as_ref()
     }
 
     /// Waits for the MissionInit echo (the mission-start signal), then connects to
@@ -358,22 +349,24 @@ impl AgentMission {
                         continue;
                     }
                     if text.contains("<MissionEnded") {
+                        // Even a normal end before the echo means the mission never ran.
                         self.state = MissionState::Ended;
-                        let (status, detail) = mission_ended_status(&text);
+                        let ended = parse_mission_ended(&text)?;
                         return Err(AgentError::MissionEndedAbnormally {
-                            status,
-                            text: detail,
+                            status: ended.status,
+                            text: ended.human_readable_status,
                         });
                     }
                     if text.contains("<MissionInit") {
-                        let endpoint =
-                            commands_endpoint(&text).ok_or_else(|| AgentError::Protocol {
-                                channel: "mcp",
-                                detail: "the MissionInit echo names no ClientIPAddress and \
-                                         ClientCommandsPort"
-                                    .into(),
-                            })?;
-                        self.echo = Some(text);
+                        let echo = MissionInit::parse(&text).map_err(|e| AgentError::Protocol {
+                            channel: "mcp",
+                            detail: format!("unreadable MissionInit echo: {e}"),
+                        })?;
+                        let endpoint = CommandsEndpoint {
+                            host: echo.connection.client_address.trim().to_owned(),
+                            port: echo.connection.client_commands_port,
+                        };
+                        self.echo = Some(echo);
                         self.connect_commands(&endpoint).await?;
                         self.state = MissionState::Running;
                         return Ok(endpoint);
@@ -497,14 +490,14 @@ impl AgentMission {
             if text.contains("<MissionEnded") {
                 self.state = MissionState::Ended;
                 self.commands = None;
-                let (status, detail) = mission_ended_status(&text);
-                return if status == "ENDED" || status == "PLAYER_DIED" {
-                    Ok(MissionEvent::Ended { status })
-                } else {
+                let ended = parse_mission_ended(&text)?;
+                return if ended.status.is_abnormal() {
                     Err(AgentError::MissionEndedAbnormally {
-                        status,
-                        text: detail,
+                        status: ended.status,
+                        text: ended.human_readable_status,
                     })
+                } else {
+                    Ok(MissionEvent::Ended(ended))
                 };
             }
             return Err(AgentError::Protocol {
@@ -516,7 +509,7 @@ impl AgentMission {
 
     /// Sends `quit` and waits for MissionEnded, skipping other events, within
     /// `timeouts.end`.
-    pub async fn quit(&mut self) -> Result<String, AgentError> {
+    pub async fn quit(&mut self) -> Result<MissionEndedStatus, AgentError> {
         if self.state == MissionState::Running {
             self.send(&Command::Quit).await?;
         }
@@ -530,7 +523,7 @@ impl AgentMission {
                         after: self.timeouts.end,
                     });
                 }
-                Ok(Ok(MissionEvent::Ended { status })) => return Ok(status),
+                Ok(Ok(MissionEvent::Ended(ended))) => return Ok(ended.status),
                 Ok(Ok(_)) => {}
                 Ok(Err(e)) => return Err(e),
             }
@@ -614,31 +607,9 @@ fn shorten(text: &str) -> String {
     }
 }
 
-/// The text of the first `<name>…</name>` element (no namespace prefix, as the mod
-/// writes it).
-fn element_text<'a>(xml: &'a str, name: &str) -> Option<&'a str> {
-    let open = format!("<{name}>");
-    let close = format!("</{name}>");
-    let start = xml.find(&open)? + open.len();
-    let end = start + xml[start..].find(&close)?;
-    Some(&xml[start..end])
-}
-
-/// Where the echo says the client's commands port is.
-fn commands_endpoint(echo: &str) -> Option<CommandsEndpoint> {
-    let host = element_text(echo, "ClientIPAddress")?.trim().to_owned();
-    let port = element_text(echo, "ClientCommandsPort")?
-        .trim()
-        .parse()
-        .ok()?;
-    Some(CommandsEndpoint { host, port })
-}
-
-/// The status and human-readable text of a MissionEnded document.
-fn mission_ended_status(xml: &str) -> (String, String) {
-    let status = element_text(xml, "Status").unwrap_or("").trim().to_owned();
-    let text = element_text(xml, "HumanReadableStatus")
-        .unwrap_or("")
-        .to_owned();
-    (status, text)
+fn parse_mission_ended(text: &str) -> Result<MissionEnded, AgentError> {
+    MissionEnded::parse(text).map_err(|e| AgentError::Protocol {
+        channel: "mcp",
+        detail: format!("unreadable MissionEnded: {e}"),
+    })
 }

@@ -1,0 +1,348 @@
+//! `mbag malmo ...`: Project Malmo tools. For now `mission-xml`, which prints the
+//! Mission XML the reference would send for a game; other subcommands slot into
+//! [`MalmoCommand`].
+
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use anyhow::{Context, bail, ensure};
+use clap::{Args, Subcommand, ValueEnum};
+use malmo_bridge::grid::{BlockGrid, WorldSize as GridSize};
+use malmo_bridge::mission::{
+    Boundary, Mission, MissionLayout, Player, PlayerName, Role, Spectator,
+};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use serde_json::{Value, json};
+
+use crate::sim::block::{BlockId, Blocks};
+use crate::sim::config::Config;
+use crate::sim::coords::{Cell, WorldSize};
+use crate::sim::env::{Env, place_goal};
+use crate::sim::goal::GoalConfig;
+
+/// Malmo subcommands.
+#[derive(Debug, Subcommand)]
+pub enum MalmoCommand {
+    /// Print the Mission XML the MBAG reference generates for one role of a game.
+    ///
+    /// The game is set up as the reference sets it up at `env.reset()`: the goal
+    /// structure is generated into a world-sized goal (a one-cell border, the
+    /// palette column in palette mode), the build area starts flat (plus the
+    /// palette), and the XML draws the goal beside the build area at x + W + 1.
+    /// The text is exactly the reference's `_get_mission_spec_xml` output with its
+    /// leading whitespace removed (use --raw to keep it), so it validates with
+    /// `xmllint --schema ../shared/malmo/schemas/Mission.xsd`.
+    ///
+    /// Players: by default the human-study seating, player 0 the AI `assistant`
+    /// and the others humans (`human` when there is one, else `player_<i>`); a
+    /// single player is the human `human`. --all-human seats humans named
+    /// `player_<i>`, as the data-collection script does. Walls keep the players in
+    /// the build area (restrict_players) unless --open is given.
+    ///
+    /// Examples:
+    ///
+    /// mbag malmo mission-xml > mission.xml
+    ///
+    /// mbag malmo mission-xml --spectator --role 2
+    ///
+    /// mbag malmo mission-xml --players 1 --world 6,6,6 --goal basic
+    ///
+    /// mbag malmo mission-xml --all-human --palette --goal ../shared/malmo/examples/mission_2p_humans_palette_11x10x10.inputs.json
+    /// (reproduces that example's role-0 file byte for byte)
+    MissionXml(MissionXmlArgs),
+}
+
+/// Where the goal comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GoalSource {
+    /// A simulator goal generator that needs no data set.
+    Generator(BuiltinGoal),
+    /// No goal structure: the goal is the flat world (plus the palette).
+    Empty,
+    /// A world-sized goal from a JSON file.
+    File(PathBuf),
+}
+
+/// The goal generators `--goal` accepts by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BuiltinGoal {
+    /// A small house: stone floor, plank walls with glass above, log corners and a
+    /// cobblestone roof (needs a world at least 6 high).
+    Tutorial,
+    /// Two layers of cobblestone.
+    Basic,
+    /// The reference's simple overhang.
+    SimpleOverhang,
+    /// Random blocks (drawn with --seed).
+    Random,
+}
+
+impl BuiltinGoal {
+    fn generator_name(self) -> &'static str {
+        match self {
+            Self::Tutorial => "tutorial",
+            Self::Basic => "basic",
+            Self::SimpleOverhang => "simple_overhang",
+            Self::Random => "random",
+        }
+    }
+}
+
+impl FromStr for GoalSource {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s == "empty" {
+            return Ok(Self::Empty);
+        }
+        if let Ok(builtin) = BuiltinGoal::from_str(s, true) {
+            return Ok(Self::Generator(builtin));
+        }
+        if s.ends_with(".json") {
+            return Ok(Self::File(PathBuf::from(s)));
+        }
+        Err(format!(
+            "{s:?} is neither a goal (tutorial, basic, simple-overhang, random, empty) nor a .json file"
+        ))
+    }
+}
+
+/// `W,H,D`, each at least 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WorldArg(pub WorldSize);
+
+impl FromStr for WorldArg {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let extents: Vec<usize> = s
+            .split(',')
+            .map(|part| part.trim().parse::<usize>())
+            .collect::<Result<_, _>>()
+            .map_err(|_| format!("{s:?} is not W,H,D"))?;
+        match extents[..] {
+            [w, h, d] if w > 0 && h > 0 && d > 0 => Ok(Self(WorldSize::new(w, h, d))),
+            _ => Err(format!("{s:?} is not W,H,D with three positive extents")),
+        }
+    }
+}
+
+/// Arguments of `mbag malmo mission-xml`.
+#[derive(Debug, Args)]
+pub struct MissionXmlArgs {
+    /// Number of players (the spectator, if any, comes on top).
+    #[arg(long, default_value_t = 2)]
+    pub players: usize,
+    /// Seat only humans, named player_0, player_1, ... (data collection).
+    #[arg(long)]
+    pub all_human: bool,
+    /// Add the spectator with 1920x1080 video (the reference's use_spectator);
+    /// its role is the last one.
+    #[arg(long)]
+    pub spectator: bool,
+    /// Limited blocks (inf_blocks false): a palette column at x = W-1 in the goal
+    /// and the build area.
+    #[arg(long)]
+    pub palette: bool,
+    /// No walls around the build area (restrict_players false).
+    #[arg(long)]
+    pub open: bool,
+    /// World size W,H,D.
+    #[arg(long, value_name = "W,H,D", default_value = "11,10,10")]
+    pub world: WorldArg,
+    /// The role whose document to print (role 0 alone has forceReset="true").
+    #[arg(long, default_value_t = 0)]
+    pub role: u32,
+    /// The goal: tutorial (the default, a small house built into the simulator),
+    /// basic, simple-overhang, random, empty, or a JSON file holding a world-sized
+    /// `[x][y][z]` array of MBAG block ids, or an object with `goal_blocks_xyz`
+    /// (the `*.inputs.json` examples).
+    #[arg(long, value_name = "NAME|FILE.json", default_value = "tutorial")]
+    pub goal: GoalSource,
+    /// Seed for the random goal.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Print the reference's raw string, with its newline and indentation before
+    /// the XML declaration.
+    #[arg(long)]
+    pub raw: bool,
+}
+
+/// Runs a Malmo subcommand.
+pub fn run(command: MalmoCommand) -> anyhow::Result<u8> {
+    match command {
+        MalmoCommand::MissionXml(args) => mission_xml(&args),
+    }
+}
+
+fn mission_xml(args: &MissionXmlArgs) -> anyhow::Result<u8> {
+    ensure!(args.players > 0, "--players must be at least 1");
+    let config = game_config(args)?;
+    let mut env = Env::new(config.clone());
+    let mut rng = StdRng::seed_from_u64(args.seed);
+    let size = env.size();
+    let structure_size = env.goal_structure_size();
+    let goal = match &args.goal {
+        GoalSource::Generator(builtin) => {
+            let mut generator = GoalConfig::from_env(builtin.generator_name(), &json!({}))?
+                .build()
+                .context("building the goal generator")?;
+            let structure = generator
+                .generate(structure_size, &mut rng)
+                .with_context(|| {
+                    format!(
+                        "generating a {} goal of at most {structure_size}",
+                        builtin.generator_name()
+                    )
+                })?;
+            place_goal(size, &structure, !args.palette)
+        }
+        GoalSource::Empty => place_goal(size, &Blocks::air(structure_size), !args.palette),
+        GoalSource::File(path) => goal_from_file(path, size, args.palette)?,
+    };
+    // The environment copies the palette column into the build area, as at reset.
+    env.reset_with_goal(goal, &mut rng);
+    let mission = mission_for(&config, env.goal(), &env.state().blocks)?;
+    let role = Role(args.role);
+    ensure!(
+        (role.0 as usize) < mission.num_agents(),
+        "--role {} but the mission has {} roles",
+        role.0,
+        mission.num_agents()
+    );
+    let layout = if args.raw {
+        MissionLayout::ReferenceRaw
+    } else {
+        MissionLayout::Reference
+    };
+    // Exactly the document's bytes, so `> file.xml` keeps them.
+    print!("{}", mission.document(role).render(layout));
+    Ok(0)
+}
+
+/// The reference config of the game the arguments describe.
+fn game_config(args: &MissionXmlArgs) -> anyhow::Result<Config> {
+    let players: Vec<Value> = (0..args.players)
+        .map(|i| {
+            let (name, human) = if args.all_human {
+                (format!("player_{i}"), true)
+            } else if args.players == 1 {
+                ("human".to_owned(), true)
+            } else if i == 0 {
+                ("assistant".to_owned(), false)
+            } else if args.players == 2 {
+                ("human".to_owned(), true)
+            } else {
+                (format!("player_{i}"), true)
+            };
+            json!({"player_name": name, "is_human": human, "goal_visible": human})
+        })
+        .collect();
+    let w = args.world.0;
+    Config::from_json(&json!({
+        "num_players": args.players,
+        "world_size": [w.width, w.height, w.depth],
+        "players": players,
+        "malmo": {
+            "use_malmo": true,
+            "use_spectator": args.spectator,
+            "restrict_players": !args.open,
+        },
+        "abilities": {"teleportation": false, "flying": true, "inf_blocks": !args.palette},
+    }))
+    .context("building the game config")
+}
+
+/// A world-sized goal from JSON: `[x][y][z]` ids, bare or as `goal_blocks_xyz`.
+/// In palette mode the palette column is written into it, as the reference's
+/// `_generate_goal` does.
+fn goal_from_file(path: &PathBuf, size: WorldSize, palette: bool) -> anyhow::Result<Blocks> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let value: Value =
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    let grid = value.get("goal_blocks_xyz").unwrap_or(&value);
+    let what = || format!("{}: goal_blocks_xyz", path.display());
+    let mut ids = Vec::with_capacity(size.num_cells());
+    let planes = grid
+        .as_array()
+        .with_context(|| format!("{} is not an array", what()))?;
+    ensure!(
+        planes.len() == size.width,
+        "{} has width {}, the world {}",
+        what(),
+        planes.len(),
+        size.width
+    );
+    for plane in planes {
+        let rows = plane
+            .as_array()
+            .with_context(|| format!("{}: not a 3-d array", what()))?;
+        ensure!(
+            rows.len() == size.height,
+            "{} has height {}, the world {}",
+            what(),
+            rows.len(),
+            size.height
+        );
+        for row in rows {
+            let column = row
+                .as_array()
+                .with_context(|| format!("{}: not a 3-d array", what()))?;
+            ensure!(
+                column.len() == size.depth,
+                "{} has depth {}, the world {}",
+                what(),
+                column.len(),
+                size.depth
+            );
+            for id in column {
+                match id.as_u64().and_then(|id| u8::try_from(id).ok()) {
+                    Some(id) if usize::from(id) < crate::sim::NUM_BLOCKS => ids.push(id),
+                    _ => bail!("{}: {id} is no MBAG block id", what()),
+                }
+            }
+        }
+    }
+    let states = vec![0; ids.len()];
+    let mut goal = Blocks::from_raw(size, ids, states);
+    if palette {
+        let x = size.width as i32 - 1;
+        for (z, block) in BlockId::PLACEABLE.iter().enumerate().take(size.depth) {
+            goal.set(Cell::new(x, 2, z as i32), *block);
+        }
+    }
+    Ok(goal)
+}
+
+/// The mission the reference generates for this config and these grids.
+pub fn mission_for(config: &Config, goal: &Blocks, current: &Blocks) -> anyhow::Result<Mission> {
+    let s = goal.size();
+    let size = GridSize::new(s.width as u32, s.height as u32, s.depth as u32)?;
+    let grid = |blocks: &Blocks| BlockGrid::from_mbag_ids(size, blocks.ids());
+    let players = config
+        .players
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let name = match &p.player_name {
+                Some(name) => PlayerName::truncated(name)?,
+                None => PlayerName::default_for(i),
+            };
+            Ok(if p.is_human {
+                Player::human(name)
+            } else {
+                Player::ai(name)
+            })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let boundary = if config.malmo.restrict_players {
+        Boundary::Walled
+    } else {
+        Boundary::Open
+    };
+    Ok(Mission::new(&grid(goal)?, &grid(current)?, players)?
+        .with_spectator(config.malmo.use_spectator.then(Spectator::default))
+        .with_boundary(boundary))
+}
