@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use malmo_bridge::agent::{AgentError, ClientAddr, ContactError, Timeouts, reserve_clients};
+use malmo_bridge::agent::{
+    AgentError, Availability, ClientAddr, ContactError, Liveness, Timeouts, probe, reserve_clients,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::time::Instant;
@@ -110,4 +112,91 @@ async fn garbage_replies_are_framing_errors_or_failed_contacts() {
         matches!(outcome_of(&err), Err(ContactError::NoReply)),
         "{err}"
     );
+}
+
+/// A fake mod that answers every control request from a fixed table.
+async fn answering_client(reply_to: fn(&str) -> Option<&'static str>) -> ClientAddr {
+    fake_client(move |mut s| async move {
+        let mut line = Vec::new();
+        let mut byte = [0u8; 1];
+        while !line.ends_with(b"\n") {
+            if s.read(&mut byte).await.unwrap_or(0) == 0 {
+                return;
+            }
+            line.push(byte[0]);
+        }
+        let text = String::from_utf8_lossy(&line).trim_end().to_owned();
+        if let Some(reply) = reply_to(&text) {
+            let mut frame = (reply.len() as u32).to_be_bytes().to_vec();
+            frame.extend(reply.as_bytes());
+            let _ = s.write_all(&frame).await;
+        }
+    })
+    .await
+}
+
+#[tokio::test]
+async fn probes_tell_idle_busy_wrong_version_and_dead_clients_apart() {
+    let deadline = Duration::from_millis(500);
+    let idle = answering_client(|line| {
+        Some(if line.starts_with("MALMO_FIND_SERVER") {
+            "MALMONOSERVER"
+        } else {
+            "MALMOOK"
+        })
+    })
+    .await;
+    let report = probe(&idle, deadline, true).await;
+    assert!(matches!(report.liveness, Liveness::Answers(_)), "{report}");
+    assert_eq!(report.availability, Some(Availability::Idle));
+    assert!(report.is_usable() && report.advice().is_none(), "{report}");
+
+    let busy = answering_client(|line| {
+        Some(if line.starts_with("MALMO_FIND_SERVER") {
+            "MALMONOSERVER"
+        } else {
+            "MALMOBUSY"
+        })
+    })
+    .await;
+    let report = probe(&busy, deadline, true).await;
+    assert_eq!(report.availability, Some(Availability::Busy));
+    assert!(!report.is_usable());
+    assert!(report.advice().unwrap().contains("wait"), "{report}");
+
+    let old = answering_client(|line| {
+        Some(if line.starts_with("MALMO_FIND_SERVER") {
+            "MALMONOSERVER"
+        } else {
+            "MALMOERRORVERSIONMISMATCH in reservation string (Got MALMO_REQUEST_CLIENT:0.38.0, expected 0.37.0)"
+        })
+    })
+    .await;
+    let report = probe(&old, deadline, true).await;
+    assert!(matches!(
+        report.availability,
+        Some(Availability::VersionMismatch(_))
+    ));
+    assert!(report.advice().unwrap().contains("mbag-malmo"), "{report}");
+
+    let not_malmo = answering_client(|_| None).await;
+    let report = probe(&not_malmo, deadline, true).await;
+    assert!(
+        matches!(report.liveness, Liveness::ClosedWithoutReply),
+        "{report}"
+    );
+    assert!(report.advice().unwrap().contains("not a Malmo mod"));
+
+    let port = TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let report = probe(&ClientAddr::new("127.0.0.1", port), deadline, true).await;
+    assert!(
+        matches!(report.liveness, Liveness::NotListening(_)),
+        "{report}"
+    );
+    assert!(report.advice().unwrap().contains("Start Minecraft"));
 }

@@ -51,6 +51,23 @@ pub enum MalmoCommand {
     /// mbag malmo mission-xml --all-human --palette --goal ../shared/malmo/examples/mission_2p_humans_palette_11x10x10.inputs.json
     /// (reproduces that example's role-0 file byte for byte)
     MissionXml(MissionXmlArgs),
+    /// Ask running Minecraft clients whether they answer, are idle and speak our
+    /// Malmo version, and say what to do if not (the "Minecraft is not responding"
+    /// help).
+    ///
+    /// It sends `MALMO_FIND_SERVER` for a made-up experiment (harmless), then
+    /// reserves the client for one second and cancels at once to tell idle from
+    /// busy (--no-reserve skips that), and checks the commands port (control port +
+    /// 1000). Exit status 1 if any client cannot take a mission now.
+    ///
+    /// Examples:
+    ///
+    /// mbag malmo probe
+    ///
+    /// mbag malmo probe --clients 2
+    ///
+    /// mbag malmo probe --host 10.0.0.5 --port 10001 --no-reserve
+    Probe(super::probe::ProbeArgs),
 }
 
 /// Where the goal comes from.
@@ -173,6 +190,7 @@ pub struct MissionXmlArgs {
 pub fn run(command: MalmoCommand) -> anyhow::Result<u8> {
     match command {
         MalmoCommand::MissionXml(args) => mission_xml(&args),
+        MalmoCommand::Probe(args) => super::probe::run(&args),
     }
 }
 

@@ -3,6 +3,7 @@
 mod bench;
 mod demo;
 mod malmo;
+mod probe;
 mod verify;
 
 use std::path::PathBuf;
@@ -46,9 +47,10 @@ pub enum Command {
     /// Example: mbag bench env --reps 3
     #[command(subcommand)]
     Bench(bench::BenchCommand),
-    /// Project Malmo tools: documents the reference sends to Minecraft.
+    /// Project Malmo tools: the documents the reference sends to Minecraft, and
+    /// checks of running Minecraft clients.
     ///
-    /// Example: mbag malmo mission-xml --spectator --role 2
+    /// Examples: mbag malmo mission-xml --spectator --role 2; mbag malmo probe --clients 2
     #[command(subcommand)]
     Malmo(malmo::MalmoCommand),
 }

@@ -13,6 +13,7 @@ mod client;
 mod error;
 mod listeners;
 mod mission;
+mod probe;
 
 pub use client::{COMMANDS_PORT_OFFSET, ClientAddr, DEFAULT_CONTROL_PORT, MAX_REPLY_LEN, exchange};
 pub use error::{AgentError, Attempt, Attempts, ContactError, Stage};
@@ -21,3 +22,4 @@ pub use mission::{
     AgentMission, CommandsEndpoint, MissionEvent, MissionState, RESERVATION_MS, Timeouts,
     find_server, find_server_patiently, hand_over_mission_init, reserve_clients, start_role,
 };
+pub use probe::{Availability, Liveness, ProbeReport, probe};
