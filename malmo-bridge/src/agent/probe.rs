@@ -73,9 +73,9 @@ impl ProbeReport {
         match &self.liveness {
             Liveness::NotListening(_) => Some(format!(
                 "Start Minecraft with the MBAG Malmo mod listening on port {port} \
-                 (e.g. `python -m malmo.minecraft launch` from the mbag-malmo package, whose \
-                 launcher sets portOverride to 10000, 10001, ...), wait for the main menu, \
-                 and check that nothing else uses the port."
+                 (e.g. `python -m malmo.minecraft launch --num_instances 2` from the \
+                 mbag-malmo package, which uses ports 10000, 10001, ...), wait until its log \
+                 shows `CLIENT enter state: DORMANT`, and check that nothing else uses the port."
             )),
             Liveness::Silent(after) => Some(format!(
                 "Something holds port {port} but did not answer within {after:?}: Minecraft may \
