@@ -48,6 +48,15 @@ struct Record {
 }
 
 fn load(stem: &str) -> Vec<Record> {
+    let records = load_raw(stem);
+    if records.iter().any(|r| r.channel.is_empty()) {
+        from_tcpdump(records)
+    } else {
+        records
+    }
+}
+
+fn load_raw(stem: &str) -> Vec<Record> {
     let path = captures().join(format!("{stem}.jsonl"));
     let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     std::io::BufReader::new(file)
@@ -66,6 +75,59 @@ fn load(stem: &str) -> Vec<Record> {
             }
         })
         .collect()
+}
+
+/// Brings a tcpdump capture (one record per TCP segment, channels named only on
+/// `connect` events, ports in the notes) into the fake-mod captures' form, telling
+/// the agent's listeners apart by the ports its MissionInit announced.
+fn from_tcpdump(records: Vec<Record>) -> Vec<Record> {
+    let init = records
+        .iter()
+        .map(|r| String::from_utf8_lossy(&r.bytes).into_owned())
+        .find(|text| text.contains("<MissionInit"))
+        .expect("the capture holds a MissionInit");
+    let port_of = |name: &str| element(&init, name).and_then(|v| v.trim().parse::<u16>().ok());
+    let agent_ports = [
+        (port_of("AgentMissionControlPort"), "mcp"),
+        (port_of("AgentObservationsPort"), "obs"),
+        (port_of("AgentRewardsPort"), "rew"),
+    ];
+    let mut channel_of: HashMap<u64, String> = HashMap::new();
+    let mut out = Vec::new();
+    for mut r in records {
+        if let Some(rest) = r.note.strip_prefix("connect ") {
+            // "connect A -> B (agent->mod)": B is the listening port.
+            let to: u16 = rest
+                .split(" -> ")
+                .nth(1)
+                .and_then(|s| s.split_whitespace().next())
+                .and_then(|p| p.parse().ok())
+                .expect("a port");
+            let (channel, note) = if r.note.ends_with("(agent->mod)") {
+                let channel = if to >= 11000 { "commands" } else { "control" };
+                (channel.to_owned(), format!("accept on :{to}"))
+            } else {
+                let channel = agent_ports
+                    .iter()
+                    .find(|(p, _)| *p == Some(to))
+                    .map(|(_, c)| *c)
+                    .expect("a listener the MissionInit announced");
+                let note = match channel {
+                    "mcp" => format!("mod connected to agent mission-control port {to}"),
+                    "obs" => "mod connected to agent observations port".to_owned(),
+                    _ => "mod connected to agent rewards port".to_owned(),
+                };
+                (channel.to_owned(), note)
+            };
+            channel_of.insert(r.conn, channel.clone());
+            r.channel = channel;
+            r.note = note;
+        } else {
+            r.channel = channel_of.get(&r.conn).cloned().unwrap_or_default();
+        }
+        out.push(r);
+    }
+    out
 }
 
 /// The value of `<name>…</name>` in a document.
@@ -239,6 +301,9 @@ async fn replay(stem: &str) -> Replay {
         tasks.push(tokio::spawn(async move {
             while let Some(exchange) = queue.pop_front() {
                 let (mut s, _) = listener.accept().await.unwrap();
+                // Each captured write leaves as its own segment (the real mod writes
+                // control replies one byte at a time).
+                let _ = s.set_nodelay(true);
                 let mut got = Vec::new();
                 let mut byte = [0u8; 1];
                 while !got.ends_with(b"\n") {
@@ -345,20 +410,33 @@ async fn play_mod_connection(
     let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)).await else {
         return;
     };
-    for (t, bytes) in &conn.sends {
-        tokio::time::sleep_until(at(*t)).await;
-        let text = String::from_utf8_lossy(bytes);
-        let bytes = if text.contains("<ClientCommandsPort>") {
-            // The echo: point it at our commands listener, fixing the length prefix.
-            let body =
-                replace_element(&text[4..], "ClientCommandsPort", &commands_port.to_string());
+    let _ = stream.set_nodelay(true);
+    // The echo names the commands port: point it at our commands listener, and fix
+    // its length prefix, which the mod writes with the body or just before it.
+    let mut sends = conn.sends.clone();
+    for k in 0..sends.len() {
+        let text = String::from_utf8_lossy(&sends[k].1).into_owned();
+        if !text.contains("<ClientCommandsPort>") {
+            continue;
+        }
+        let port = commands_port.to_string();
+        let with_header = sends[k].1.len() > 4
+            && u32::from_be_bytes(sends[k].1[..4].try_into().unwrap()) as usize
+                == sends[k].1.len() - 4;
+        if with_header {
+            let body = replace_element(&text[4..], "ClientCommandsPort", &port);
             let mut framed = (body.len() as u32).to_be_bytes().to_vec();
             framed.extend(body.as_bytes());
-            framed
+            sends[k].1 = framed;
         } else {
-            bytes.clone()
-        };
-        if stream.write_all(&bytes).await.is_err() {
+            let body = replace_element(&text, "ClientCommandsPort", &port);
+            sends[k - 1].1 = (body.len() as u32).to_be_bytes().to_vec();
+            sends[k].1 = body.into_bytes();
+        }
+    }
+    for (t, bytes) in &sends {
+        tokio::time::sleep_until(at(*t)).await;
+        if stream.write_all(bytes).await.is_err() {
             return;
         }
     }
@@ -692,5 +770,65 @@ async fn a_two_player_mission_runs_from_start_to_mission_ended() {
     expected.sort();
     assert_eq!(got, expected);
     drop(seen);
+    assert_matches_agenthost(&replay);
+}
+
+/// The mod's own networking and JAXB classes (tcpdump capture): control replies one
+/// byte per TCP segment, split header and body writes, the JAXB echo and
+/// MissionEnded.
+#[tokio::test]
+async fn the_mods_own_classes_one_byte_segments_and_jaxb_documents() {
+    let stem = "agenthost_vs_modclasses_1p";
+    let experiment = "3a1f6c2e-9b8d-4e7f-a0b1-c2d3e4f5a6b7";
+    let replay = replay(stem).await;
+    let pool = replay.pool(&[10000]);
+    let t = timeouts();
+    let reserved = reserve_clients(&pool, 1, experiment, &t).await.unwrap();
+    let mut mission = start_role(
+        &reserved,
+        0,
+        experiment,
+        false,
+        mission_init_for(stem, 0),
+        t,
+    )
+    .await
+    .unwrap();
+    mission.wait_until_begun().await.unwrap();
+    let echo = mission.echo().unwrap();
+    assert!(echo.connection.client_commands_port > 0);
+    assert_eq!(echo.connection.agent_address, "localhost");
+    for line in &captured_commands(stem)[&11000] {
+        mission.send_line(line).await.unwrap();
+    }
+    let mut observations = 0;
+    loop {
+        match mission.next_event().await {
+            Ok(MissionEvent::Ended(ended)) => {
+                assert_eq!(ended.status, MissionEndedStatus::Ended);
+                break;
+            }
+            Ok(MissionEvent::Observation { json, .. }) => {
+                malmo_bridge::observation::Observation::parse(json.as_bytes()).unwrap();
+                observations += 1;
+            }
+            Ok(_) => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
+    // Every observation frame the mod wrote, however it was segmented.
+    let mut decoder = malmo_bridge::frame::FrameDecoder::new(1 << 20);
+    for r in load(stem)
+        .iter()
+        .filter(|r| r.channel == "obs" && r.dir == "mod->agent")
+    {
+        decoder.push(&r.bytes);
+    }
+    let mut captured = 0;
+    while decoder.next_frame().unwrap().is_some() {
+        captured += 1;
+    }
+    assert_eq!(observations, captured);
+    assert!(captured >= 5);
     assert_matches_agenthost(&replay);
 }
