@@ -97,11 +97,21 @@ impl Block {
     /// the `ID2NAME` names plus `barrier` (bedrock) and `grass` (dirt). Any other
     /// name is `None`; the reference crashes on it (MBAG_INTEGRATION.md §10).
     pub fn from_observed_name(name: &str) -> Option<Block> {
-        match name {
-            "barrier" => Some(Block::Bedrock),
-            "grass" => Some(Block::Dirt),
-            _ => name.parse().ok(),
-        }
+        // Spelled out rather than searched: this runs for every cell of every grid
+        // of every observation.
+        Some(match name {
+            "air" => Block::Air,
+            "bedrock" | "barrier" => Block::Bedrock,
+            "dirt" | "grass" => Block::Dirt,
+            "cobblestone" => Block::Cobblestone,
+            "glass" => Block::Glass,
+            "log" => Block::Log,
+            "planks" => Block::Planks,
+            "stone" => Block::Stone,
+            "stonebrick" => Block::StoneBrick,
+            "wool" => Block::Wool,
+            _ => return None,
+        })
     }
 }
 

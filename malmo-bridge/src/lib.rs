@@ -13,6 +13,7 @@
 //! MissionInit in the real AgentHost's bytes or a clean form, and the mod's echo;
 //! and [`mission_ended`]. Every document parses back into its typed value, and a
 //! malformed one is a typed error naming the element path ([`ReadError`]).
+//! [`decoded`] reads observations for the live loop without a JSON tree.
 //! [`agent`] is the agent side on tokio that replaces MalmoPython's `AgentHost`.
 #![deny(missing_docs)]
 
@@ -20,6 +21,7 @@ pub mod agent;
 pub mod block;
 pub mod command;
 pub mod control;
+pub mod decoded;
 pub mod frame;
 pub mod grid;
 pub mod mission;

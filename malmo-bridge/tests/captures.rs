@@ -216,3 +216,53 @@ fn real_observations_parse_without_loss() {
     }
     assert!(with_sight > 1000);
 }
+
+/// The fast decoder reads the same values as the lossless reader from every real
+/// observation: positions, look, inventory, line of sight, commands, events, chat,
+/// and each grid cell through NAME2ID.
+#[test]
+fn real_observations_decode_like_the_lossless_reader() {
+    use malmo_bridge::block::Block;
+    use malmo_bridge::decoded::DecodedObservation;
+    use malmo_bridge::observation::Observation;
+    for (place, value) in real_observations() {
+        let text = serde_json::to_vec(&value).unwrap();
+        let full = Observation::parse(&text).unwrap();
+        let fast = DecodedObservation::decode(&text).unwrap_or_else(|e| panic!("{place}: {e}"));
+        assert_eq!(fast.position, [full.x, full.y, full.z], "{place}");
+        assert_eq!((fast.yaw, fast.pitch), (full.yaw, full.pitch), "{place}");
+        assert_eq!(fast.name, full.name, "{place}");
+        assert_eq!(fast.current_item_index, full.current_item_index, "{place}");
+        assert_eq!(fast.line_of_sight, full.line_of_sight, "{place}");
+        assert_eq!(
+            fast.commands,
+            full.commands.clone().unwrap_or_default(),
+            "{place}"
+        );
+        assert_eq!(
+            fast.events,
+            full.events.clone().unwrap_or_default(),
+            "{place}"
+        );
+        assert_eq!(fast.chat, full.chat.clone().unwrap_or_default(), "{place}");
+        for name in ["world", "goal"] {
+            let expected: Option<Vec<Option<Block>>> = full
+                .grid(name)
+                .map(|g| g.iter().map(|n| Block::from_observed_name(n)).collect());
+            assert_eq!(
+                fast.grid(name).map(<[_]>::to_vec),
+                expected,
+                "{place}: {name}"
+            );
+        }
+        for slot in 0..41 {
+            let expected = full.inventory_slot(slot);
+            let got = fast.inventory.get(slot).cloned().flatten();
+            assert_eq!(
+                got.map(|s| (s.item, s.size)),
+                expected.map(|s| (s.item, s.size)),
+                "{place}: slot {slot}"
+            );
+        }
+    }
+}

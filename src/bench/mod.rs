@@ -1,4 +1,5 @@
 //! Speed measurements against the reference's figures (`mbag bench ...`).
 
 pub mod baseline;
+pub mod bridge;
 pub mod env;
