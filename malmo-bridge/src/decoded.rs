@@ -11,7 +11,6 @@ use std::fmt;
 
 use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
-use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::block::Block;
@@ -64,9 +63,73 @@ pub struct DecodedObservation {
     /// Commands executed since the last observation, as echoed.
     pub commands: Vec<String>,
     /// A human's input events.
-    pub events: Vec<Value>,
+    pub events: Vec<HumanEvent>,
     /// Chat lines received.
     pub chat: Vec<String>,
+}
+
+/// One input event of a human player (`ObservationFromHuman`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum HumanEvent {
+    /// The mouse moved or its wheel turned.
+    Mouse {
+        /// World time (frozen at 1000 in MBAG, so it cannot order events).
+        time: i64,
+        /// Horizontal movement.
+        delta_x: f64,
+        /// Vertical movement.
+        delta_y: f64,
+        /// Wheel movement.
+        delta_z: f64,
+    },
+    /// A key or mouse button went down or up.
+    Key {
+        /// World time.
+        time: i64,
+        /// The Minecraft key binding (`forward`, `use`, `attack`, `hotbar.3`, ...).
+        command: String,
+        /// Pressed (true) or released.
+        pressed: bool,
+    },
+    /// An event of another type, by its `type`.
+    Other(String),
+}
+
+impl<'de> Deserialize<'de> for HumanEvent {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        // Every field optional and unknown ones ignored: one flat struct is much
+        // cheaper for serde than an untagged enum.
+        #[derive(Deserialize)]
+        struct Fields {
+            #[serde(default)]
+            time: i64,
+            #[serde(rename = "type")]
+            kind: String,
+            #[serde(rename = "deltaX")]
+            delta_x: Option<f64>,
+            #[serde(rename = "deltaY")]
+            delta_y: Option<f64>,
+            #[serde(rename = "deltaZ")]
+            delta_z: Option<f64>,
+            command: Option<String>,
+            pressed: Option<bool>,
+        }
+        let f = Fields::deserialize(deserializer)?;
+        Ok(match (f.kind.as_str(), f.command, f.pressed) {
+            ("mouse", _, _) => HumanEvent::Mouse {
+                time: f.time,
+                delta_x: f.delta_x.unwrap_or(0.0),
+                delta_y: f.delta_y.unwrap_or(0.0),
+                delta_z: f.delta_z.unwrap_or(0.0),
+            },
+            ("key", Some(command), Some(pressed)) => HumanEvent::Key {
+                time: f.time,
+                command,
+                pressed,
+            },
+            _ => HumanEvent::Other(f.kind),
+        })
+    }
 }
 
 /// An observation frame that is not a JSON object of the expected shape.
@@ -369,7 +432,15 @@ mod tests {
         assert_eq!(decoded.current_item_index, Some(3));
         assert_eq!(decoded.line_of_sight, full.line_of_sight);
         assert_eq!(Some(decoded.commands.clone()), full.commands);
-        assert_eq!(Some(decoded.events.clone()), full.events);
+        assert_eq!(
+            decoded.events,
+            [HumanEvent::Key {
+                time: 1000,
+                command: "attack".into(),
+                pressed: true
+            }]
+        );
+        assert_eq!(full.events.map(|e| e.len()), Some(1));
         assert_eq!(Some(decoded.chat.clone()), full.chat);
         assert_eq!(
             decoded.grid("world").unwrap(),

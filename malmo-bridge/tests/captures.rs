@@ -239,11 +239,20 @@ fn real_observations_decode_like_the_lossless_reader() {
             full.commands.clone().unwrap_or_default(),
             "{place}"
         );
-        assert_eq!(
-            fast.events,
-            full.events.clone().unwrap_or_default(),
+        let events: Vec<malmo_bridge::decoded::HumanEvent> = full
+            .events
+            .clone()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|e| serde_json::from_value(e).unwrap())
+            .collect();
+        assert!(
+            events
+                .iter()
+                .all(|e| !matches!(e, malmo_bridge::decoded::HumanEvent::Other(_))),
             "{place}"
         );
+        assert_eq!(fast.events, events, "{place}");
         assert_eq!(fast.chat, full.chat.clone().unwrap_or_default(), "{place}");
         for name in ["world", "goal"] {
             let expected: Option<Vec<Option<Block>>> = full

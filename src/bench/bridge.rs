@@ -103,7 +103,7 @@ pub fn grow_observation(observation: &Map<String, Value>, target_len: usize) -> 
         events.push(if k % 3 == 2 {
             json!({"time": 1000, "type": "key", "command": "attack", "pressed": k.is_multiple_of(2)})
         } else {
-            json!({"time": 1000, "type": "mouse", "deltaX": (k % 7) as f64 - 3.0, "deltaY": 1.5, "deltaZ": 0.0})
+            json!({"time": 1000, "type": "mouse", "deltaX": (k % 7) as i64 - 3, "deltaY": -2, "deltaZ": 0})
         });
         grown.insert("events".to_owned(), Value::Array(events.clone()));
     }

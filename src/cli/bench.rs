@@ -315,7 +315,8 @@ fn bridge(args: &BridgeBenchArgs) -> anyhow::Result<u8> {
             .with_context(|| format!("reading the {label} observation"))?;
         let p = time_reading(payload, args.iterations, read_observation)
             .with_context(|| format!("decoding the {label} observation"))?;
-        worst = worst.max(p.median);
+        // The target is stated for the 22 KB observation, the last one.
+        worst = p.median;
         println!(
             "| {:<44} | {:>7.1}us | {:>7.1}us | {:>7.1}us | {:>8} |",
             format!(
