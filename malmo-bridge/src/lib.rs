@@ -13,13 +13,16 @@
 //! MissionInit in the real AgentHost's bytes or a clean form, and the mod's echo;
 //! and [`mission_ended`]. Every document parses back into its typed value, and a
 //! malformed one is a typed error naming the element path ([`ReadError`]).
-//! [`agent`] is the agent side on tokio that replaces MalmoPython's `AgentHost`.
+//! [`agent`] is the agent side on tokio that replaces MalmoPython's `AgentHost`,
+//! and [`emulator`] the other side: Minecraft clients running the MBAG fork of the
+//! mod, emulated over a small block world, with fault hooks for tests.
 #![deny(missing_docs)]
 
 pub mod agent;
 pub mod block;
 pub mod command;
 pub mod control;
+pub mod emulator;
 pub mod frame;
 pub mod grid;
 pub mod mission;
