@@ -218,10 +218,13 @@ mod tests {
             for key in ["world", "goal", "inventoriesAvailable", "Yaw"] {
                 assert_eq!(ours[key], theirs[key], "{file}: {key}");
             }
-            // The synthetic example rounds the eye height; the real mod's eye is
-            // 1.62 as a Java float, as in the real recording.
+            // The synthetic example rounds the eye height (the real mod's eye is
+            // 1.62 as a Java float, as in the real recording) and its distance is
+            // a placeholder: the wall at x = 11 is 11 - XPos away.
             let mut sight = theirs["LineOfSight"].clone();
             sight["y"] = serde_json::json!(3.6200000047683716);
+            let x = theirs["XPos"].as_f64().unwrap();
+            sight["distance"] = serde_json::json!(11.0 - x);
             assert_eq!(ours["LineOfSight"], sight, "{file}");
             assert!(text.contains(r#""Life":20.0,"#) && text.contains(r#""Yaw":270.0,"#));
             Observation::parse(text.as_bytes()).unwrap();
