@@ -196,12 +196,22 @@ async fn serve(listener: TcpListener, client: Arc<Client>, shared: Arc<Shared>) 
 }
 
 /// Serves one control connection; true if the client was killed.
-async fn exchange(mut stream: TcpStream, peer: SocketAddr, client: &Arc<Client>, shared: &Arc<Shared>) -> bool {
+async fn exchange(
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    client: &Arc<Client>,
+    shared: &Arc<Shared>,
+) -> bool {
     let line = match read_line(&mut stream).await {
         Ok(Some(line)) => line,
         Ok(None) => return false,
         Err(FrameError::LineTooLong { .. }) => {
-            write_reply(&mut stream, "MALMOERROR Input too long", shared.config.one_byte_replies).await;
+            write_reply(
+                &mut stream,
+                "MALMOERROR Input too long",
+                shared.config.one_byte_replies,
+            )
+            .await;
             return false;
         }
         Err(_) => return false,
@@ -222,7 +232,12 @@ async fn exchange(mut stream: TcpStream, peer: SocketAddr, client: &Arc<Client>,
         describe(&request),
         reply
     );
-    write_reply(&mut stream, &reply.to_string(), shared.config.one_byte_replies).await;
+    write_reply(
+        &mut stream,
+        &reply.to_string(),
+        shared.config.one_byte_replies,
+    )
+    .await;
     drop(stream);
     if let Some(init) = start {
         session::spawn(Arc::clone(client), Arc::clone(shared), init, peer.ip());
@@ -275,7 +290,10 @@ async fn write_reply(stream: &mut TcpStream, reply: &str, one_byte: bool) {
         }
         result
     } else {
-        stream.write_all(&frame[..4]).await.and(stream.write_all(&frame[4..]).await)
+        stream
+            .write_all(&frame[..4])
+            .await
+            .and(stream.write_all(&frame[4..]).await)
     };
     if let Err(e) = result {
         log::debug!("writing a control reply: {e}");

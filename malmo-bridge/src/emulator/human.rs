@@ -98,7 +98,10 @@ impl ScriptedHuman {
             action,
             reply,
         };
-        self.world.request(request).await.map_err(|_| HumanError::WorldGone)?;
+        self.world
+            .request(request)
+            .await
+            .map_err(|_| HumanError::WorldGone)?;
         rx.await.map_err(|_| HumanError::WorldGone)?
     }
 

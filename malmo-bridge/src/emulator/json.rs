@@ -9,7 +9,12 @@ use std::fmt::Write as _;
 
 /// Java's `Double.toString`.
 pub fn java_double(v: f64) -> String {
-    java_number(v, (1e-3..1e7).contains(&v.abs()), format!("{v:?}"), format!("{v:e}"))
+    java_number(
+        v,
+        (1e-3..1e7).contains(&v.abs()),
+        format!("{v:?}"),
+        format!("{v:e}"),
+    )
 }
 
 /// Java's `Float.toString` (yaw and pitch are floats in the mod).
@@ -174,7 +179,10 @@ mod tests {
         o.strings("c", ["p", "q"]);
         o.bool("d", true);
         o.finish();
-        assert_eq!(out, r#"{"a":"x\"\u003cy\u003e","b":3,"c":["p","q"],"d":true}"#);
+        assert_eq!(
+            out,
+            r#"{"a":"x\"\u003cy\u003e","b":3,"c":["p","q"],"d":true}"#
+        );
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["a"], "x\"<y>");
     }

@@ -60,7 +60,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::MALMO_VERSION;
-use crate::agent::{ClientAddr, COMMANDS_PORT_OFFSET, DEFAULT_CONTROL_PORT};
+use crate::agent::{COMMANDS_PORT_OFFSET, ClientAddr, DEFAULT_CONTROL_PORT};
 
 pub use client::{ClientHandle, ClientStatus};
 pub use faults::{Corruption, FaultChannel, Faults};
@@ -265,7 +265,11 @@ impl Emulator {
             clients.len(),
             clients
                 .iter()
-                .map(|c| format!("control {} / commands {}", c.control_port(), c.commands_port()))
+                .map(|c| format!(
+                    "control {} / commands {}",
+                    c.control_port(),
+                    c.commands_port()
+                ))
                 .collect::<Vec<_>>()
                 .join(", ")
         );
@@ -308,7 +312,10 @@ impl Emulator {
         let _ = self.shutdown.send(true);
         if let Some(mut set) = self.shared.tasks.close() {
             let all = async { while set.join_next().await.is_some() {} };
-            if tokio::time::timeout(Duration::from_secs(1), all).await.is_err() {
+            if tokio::time::timeout(Duration::from_secs(1), all)
+                .await
+                .is_err()
+            {
                 set.abort_all();
             }
         }

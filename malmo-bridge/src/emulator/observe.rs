@@ -94,7 +94,10 @@ impl World {
     fn write_inventory(&self, role: usize, o: &mut ObjectWriter<'_>) {
         let player = &self.players[role];
         let slot = |o: &mut ObjectWriter<'_>, label: &str, stack: &Stack| {
-            o.int(&format!("InventorySlot_{label}_size"), i64::from(stack.size));
+            o.int(
+                &format!("InventorySlot_{label}_size"),
+                i64::from(stack.size),
+            );
             if !stack.is_empty() {
                 for (key, value) in item_properties(&stack.item) {
                     o.str(&format!("InventorySlot_{label}_{key}"), value);
@@ -115,12 +118,7 @@ impl World {
         let p = &self.players[role];
         o.int("DistanceTravelled", p.travelled as i64);
         o.int("TimeAlive", p.ticks);
-        for key in [
-            "MobsKilled",
-            "PlayersKilled",
-            "DamageTaken",
-            "DamageDealt",
-        ] {
+        for key in ["MobsKilled", "PlayersKilled", "DamageTaken", "DamageDealt"] {
             o.int(key, 0);
         }
         o.float("Life", 20.0);
@@ -201,9 +199,10 @@ mod tests {
     #[test]
     fn keys_come_in_the_handlers_order_with_the_synthetic_examples_shape() {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/malmo/examples");
-        let xml =
-            std::fs::read_to_string(format!("{dir}/mission_2p_assistant_human_11x10x10.role0.xml"))
-                .unwrap();
+        let xml = std::fs::read_to_string(format!(
+            "{dir}/mission_2p_assistant_human_11x10x10.role0.xml"
+        ))
+        .unwrap();
         let mission = MissionDocument::parse(&xml).unwrap().mission;
         let mut world = World::from_mission(&mission);
         for (role, file) in [(0, "observation_assistant"), (1, "observation_human")] {

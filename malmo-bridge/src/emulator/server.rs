@@ -187,7 +187,10 @@ async fn serve(
             WorldRequest::Join { role } => {
                 world.players[role].joined = true;
                 if world.players.iter().all(|p| p.joined) {
-                    log::info!("all {} roles joined; the mission starts", world.players.len());
+                    log::info!(
+                        "all {} roles joined; the mission starts",
+                        world.players.len()
+                    );
                     started.send_replace(true);
                 }
             }

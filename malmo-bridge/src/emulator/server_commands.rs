@@ -89,7 +89,10 @@ impl World {
             let player = &mut self.players[target];
             let lost = player.add_items(item, count);
             if lost > 0 {
-                log::debug!("/give: {lost} {item} found no room in {}'s inventory", player.name);
+                log::debug!(
+                    "/give: {lost} {item} found no room in {}'s inventory",
+                    player.name
+                );
             }
             messages.push(format!(
                 "Given [{}] * {count} to {}",
@@ -111,7 +114,9 @@ impl World {
         // args[2] is the data value (-1 any); it is not modelled.
         let max = match args.get(3) {
             Some(n) => {
-                let n: i64 = n.parse().map_err(|_| format!("'{n}' is not a valid number"))?;
+                let n: i64 = n
+                    .parse()
+                    .map_err(|_| format!("'{n}' is not a valid number"))?;
                 u32::try_from(n).ok()
             }
             None => None,
@@ -141,10 +146,7 @@ impl World {
             out[a] = match text.strip_prefix('~') {
                 Some("") => base,
                 Some(delta) => base + delta.parse::<f64>().map_err(|_| bad_number(text))? as i32,
-                None => text
-                    .parse::<f64>()
-                    .map_err(|_| bad_number(text))?
-                    .floor() as i32,
+                None => text.parse::<f64>().map_err(|_| bad_number(text))?.floor() as i32,
             };
         }
         Ok(out)
@@ -189,7 +191,10 @@ impl World {
 
     fn clone_command(&mut self, role: usize, args: &[&str]) -> Result<Option<String>, String> {
         if args.len() < 9 {
-            return Err("Usage: /clone <x1> <y1> <z1> <x2> <y2> <z2> <x> <y> <z> [maskMode] [cloneMode]".into());
+            return Err(
+                "Usage: /clone <x1> <y1> <z1> <x2> <y2> <z2> <x> <y> <z> [maskMode] [cloneMode]"
+                    .into(),
+            );
         }
         let from = self.coordinates(role, &args[0..3])?;
         let to = self.coordinates(role, &args[3..6])?;
@@ -249,12 +254,21 @@ impl World {
             self.send_command_feedback = value != "false";
         }
         self.rules.insert(rule.to_owned(), value.to_owned());
-        Ok(Some(format!("Game rule {rule} has been updated to {value}")))
+        Ok(Some(format!(
+            "Game rule {rule} has been updated to {value}"
+        )))
     }
 
-    fn title(&mut self, role: usize, args: &[&str], command: &str) -> Result<Option<String>, String> {
+    fn title(
+        &mut self,
+        role: usize,
+        args: &[&str],
+        command: &str,
+    ) -> Result<Option<String>, String> {
         let (Some(&selector), Some(&action)) = (args.first(), args.get(1)) else {
-            return Err("Usage: /title <player> <title|subtitle|actionbar|clear|reset|times> ...".into());
+            return Err(
+                "Usage: /title <player> <title|subtitle|actionbar|clear|reset|times> ...".into(),
+            );
         };
         let json = command
             .splitn(4, char::is_whitespace)
@@ -323,7 +337,10 @@ mod tests {
     #[test]
     fn set_up_commands_give_clear_and_switch_modes() {
         let mut w = world();
-        w.chat(1, "/give human diamond_pickaxe 1 0 {ench: [{id: 33, lvl: 1},{id: 34, lvl: 3}]}");
+        w.chat(
+            1,
+            "/give human diamond_pickaxe 1 0 {ench: [{id: 33, lvl: 1},{id: 34, lvl: 3}]}",
+        );
         w.chat(1, "/give human dirt 1 0");
         assert_eq!(w.players[1].inventory[0].item, "diamond_pickaxe");
         assert_eq!(w.players[1].inventory[1].item, "dirt");
@@ -348,7 +365,13 @@ mod tests {
         w.chat(0, "hello");
         assert_eq!(w.players[1].chat.last().unwrap(), "<assistant> hello");
         w.chat(0, "/nonsense");
-        assert!(w.players[0].chat.last().unwrap().starts_with("Unknown command"));
+        assert!(
+            w.players[0]
+                .chat
+                .last()
+                .unwrap()
+                .starts_with("Unknown command")
+        );
     }
 
     #[test]
@@ -362,6 +385,12 @@ mod tests {
         w.chat(0, "/fill -1 2 -1 -1 10 10 barrier");
         assert_eq!(w.block([-1, 10, 10]), McBlock::Barrier);
         w.chat(0, "/fill 0 0 0 100 100 100 stone");
-        assert!(w.players[0].chat.last().unwrap().starts_with("Too many blocks"));
+        assert!(
+            w.players[0]
+                .chat
+                .last()
+                .unwrap()
+                .starts_with("Too many blocks")
+        );
     }
 }

@@ -19,10 +19,10 @@ use crate::frame::{LineDecoder, encode_frame};
 use crate::mission_ended::{MissionEnded, MissionEndedStatus};
 use crate::mission_init::{MissionInit, MissionInitForm, ServerConnection};
 
+use super::Shared;
 use super::client::Client;
 use super::faults::{FaultChannel, Faults};
 use super::server::{self, WorldHandle, WorldRequest};
-use super::Shared;
 
 /// The ping the mod sends on mission control.
 pub(crate) const PING: &str = r#"<?xml version="1.0" encoding="UTF-8"?><ping/>"#;
@@ -217,7 +217,10 @@ impl Session {
         let lan = TcpListener::bind((self.client.host, 0)).await;
         let Ok((lan, port)) = lan.and_then(|l| l.local_addr().map(|a| (l, a.port()))) else {
             return Err(self
-                .end_with(MissionEndedStatus::ModFailedToCreateWorld, "cannot open to LAN")
+                .end_with(
+                    MissionEndedStatus::ModFailedToCreateWorld,
+                    "cannot open to LAN",
+                )
                 .await);
         };
         let mission = &self.init.mission.mission;
@@ -246,9 +249,16 @@ impl Session {
 
     /// Joins the server and waits, pinging, until every role has joined.
     async fn join(&mut self, mut world: WorldHandle) -> Result<(), Stop> {
-        if world.request(WorldRequest::Join { role: self.role }).await.is_err() {
+        if world
+            .request(WorldRequest::Join { role: self.role })
+            .await
+            .is_err()
+        {
             return Err(self
-                .end_with(MissionEndedStatus::ModServerUnreachable, "the server stopped")
+                .end_with(
+                    MissionEndedStatus::ModServerUnreachable,
+                    "the server stopped",
+                )
                 .await);
         }
         let deadline = Instant::now() + self.shared.config.join_timeout;
@@ -425,7 +435,10 @@ impl Session {
             return Err(Stop::AgentGone);
         };
         if let Err(e) = mcp.send(payload, &faults).await {
-            log::info!("{}: mission control not delivered ({e}); the agent is gone", self.tag());
+            log::info!(
+                "{}: mission control not delivered ({e}); the agent is gone",
+                self.tag()
+            );
             self.mcp = None;
             return Err(Stop::AgentGone);
         }
@@ -464,12 +477,19 @@ impl Session {
     /// server learns this role is done, and the client returns to DORMANT.
     async fn finish(mut self, stop: Stop) {
         self.commands = None;
-        let (mcp, obs, rew, vid) = (self.mcp.take(), self.obs.take(), self.rew.take(), self.vid.take());
+        let (mcp, obs, rew, vid) = (
+            self.mcp.take(),
+            self.obs.take(),
+            self.rew.take(),
+            self.vid.take(),
+        );
         drop((mcp, obs, rew, vid));
         if let Some(world) = self.world.clone() {
             let world_ended = world.has_ended();
             if !matches!(stop, Stop::Ended) || !world_ended {
-                let _ = world.request(WorldRequest::Finish { role: self.role }).await;
+                let _ = world
+                    .request(WorldRequest::Finish { role: self.role })
+                    .await;
             }
             if self.owns_world {
                 self.shared.unregister(world.port());

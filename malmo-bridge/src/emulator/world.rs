@@ -262,7 +262,11 @@ impl PlayerState {
         }
         let mut left = max.unwrap_or(u32::MAX);
         let mut removed = 0;
-        for stack in self.inventory.iter_mut().chain(std::iter::once(&mut self.held)) {
+        for stack in self
+            .inventory
+            .iter_mut()
+            .chain(std::iter::once(&mut self.held))
+        {
             if left > 0 && matches(stack) {
                 let n = stack.take(left);
                 left -= n;
@@ -351,7 +355,10 @@ impl World {
                 {
                     continue;
                 }
-                world.set_block([x as i32 + offset, y as i32, z as i32], McBlock::from_mbag(block));
+                world.set_block(
+                    [x as i32 + offset, y as i32, z as i32],
+                    McBlock::from_mbag(block),
+                );
             }
         }
         for (i, player) in mission.players().iter().enumerate() {
@@ -437,7 +444,10 @@ impl World {
     pub fn in_goal_area(&self, pos: [i32; 3]) -> bool {
         let w = self.size.width() as i32;
         let gx = pos[0] - (w + 1);
-        gx >= 0 && self.size.contains(i64::from(gx), i64::from(pos[1]), i64::from(pos[2]))
+        gx >= 0
+            && self
+                .size
+                .contains(i64::from(gx), i64::from(pos[1]), i64::from(pos[2]))
     }
 
     /// Whether a block at `pos` would intersect a non-spectator player.
@@ -477,12 +487,9 @@ impl World {
     /// The block the player's crosshair is on, within `max` blocks.
     pub fn ray(&self, role: usize, max: f64) -> Option<super::ray::RayHit> {
         let p = &self.players[role];
-        super::ray::cast(
-            p.eye(),
-            super::ray::look_vector(p.yaw, p.pitch),
-            max,
-            |c| self.block(c) != McBlock::Air,
-        )
+        super::ray::cast(p.eye(), super::ray::look_vector(p.yaw, p.pitch), max, |c| {
+            self.block(c) != McBlock::Air
+        })
     }
 
     /// A chat line to every player.
