@@ -234,16 +234,13 @@ impl Emulator {
         let mut clients = Vec::with_capacity(config.clients);
         for index in 0..config.clients {
             let (control, commands) = match config.ports {
-                Ports::Fixed { base } => {
-                    let control = u16::try_from(usize::from(base) + index)
-                        .ok()
-                        .and_then(|c| c.checked_add(COMMANDS_PORT_OFFSET).map(|m| (c, m)))
-                        .ok_or(EmulatorError::PortRange {
-                            base,
-                            clients: config.clients,
-                        })?;
-                    control
-                }
+                Ports::Fixed { base } => u16::try_from(usize::from(base) + index)
+                    .ok()
+                    .and_then(|c| c.checked_add(COMMANDS_PORT_OFFSET).map(|m| (c, m)))
+                    .ok_or(EmulatorError::PortRange {
+                        base,
+                        clients: config.clients,
+                    })?,
                 Ports::Ephemeral => (0, 0),
             };
             let bind = |port: u16| async move {
@@ -297,6 +294,11 @@ impl Emulator {
             .values()
             .find(|w| w.experiment_id() == experiment_id)
             .cloned()
+    }
+
+    /// The servers of every running mission.
+    pub fn running_worlds(&self) -> Vec<WorldHandle> {
+        self.shared.worlds().values().cloned().collect()
     }
 
     /// A scripted human acting as the named player of whichever running mission

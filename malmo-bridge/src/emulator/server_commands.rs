@@ -140,10 +140,10 @@ impl World {
     /// Reads three coordinates, absolute or `~`-relative to the sender's feet.
     fn coordinates(&self, role: usize, args: &[&str]) -> Result<[i32; 3], String> {
         let mut out = [0; 3];
-        for a in 0..3 {
+        for (a, value) in out.iter_mut().enumerate() {
             let text = args.get(a).ok_or("Usage: missing coordinates")?;
             let base = self.players[role].pos[a].floor() as i32;
-            out[a] = match text.strip_prefix('~') {
+            *value = match text.strip_prefix('~') {
                 Some("") => base,
                 Some(delta) => base + delta.parse::<f64>().map_err(|_| bad_number(text))? as i32,
                 None => text.parse::<f64>().map_err(|_| bad_number(text))?.floor() as i32,

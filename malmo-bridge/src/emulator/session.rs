@@ -364,8 +364,12 @@ impl Session {
                         return stop;
                     }
                 }
-                _ = async { ended.wait_for(|e| *e).await.is_ok() } => {
-                    return self.end_with(MissionEndedStatus::Ended, "").await;
+                ended_normally = async { ended.wait_for(|e| *e).await.is_ok() } => {
+                    return if ended_normally {
+                        self.end_with(MissionEndedStatus::Ended, "").await
+                    } else {
+                        self.end_with(MissionEndedStatus::ModServerUnreachable, "the server stopped").await
+                    };
                 }
                 _ = shutdown.changed() => return Stop::Vanished,
             }
