@@ -158,6 +158,17 @@ impl fmt::Display for Command {
     }
 }
 
+impl Command {
+    /// How the mod echoes this command in `CommandsSinceLastObservation` once a
+    /// handler has run it: the lower-case verb, a space, then the parameters as
+    /// sent (`setyaw 35.0`, and `quit ` with a trailing space).
+    pub fn echo(&self) -> String {
+        let line = self.to_string();
+        let (verb, params) = line.split_once(' ').unwrap_or((&line, ""));
+        format!("{} {params}", verb.to_ascii_lowercase())
+    }
+}
+
 fn switch(verb: &'static str, p: &str) -> Result<bool, CommandError> {
     match p {
         "1" => Ok(true),
@@ -289,6 +300,8 @@ mod tests {
             Command::SetYaw(Number::Float(35.0))
         );
         assert_eq!("quit ".parse::<Command>().unwrap(), Command::Quit);
+        assert_eq!(Command::Quit.echo(), "quit ");
+        assert_eq!(Command::SetYaw(Number::Float(35.0)).echo(), "setyaw 35.0");
         let err = "tp 1 2".parse::<Command>().unwrap_err();
         assert!(
             err.to_string().contains("`tp` takes three numbers"),

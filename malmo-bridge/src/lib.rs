@@ -14,7 +14,9 @@
 //! and [`mission_ended`]. Every document parses back into its typed value, and a
 //! malformed one is a typed error naming the element path ([`ReadError`]).
 //! [`decoded`] reads observations for the live loop without a JSON tree.
-//! [`agent`] is the agent side on tokio that replaces MalmoPython's `AgentHost`.
+//! [`agent`] is the agent side on tokio that replaces MalmoPython's `AgentHost`,
+//! and [`emulator`] the other side: Minecraft clients running the MBAG fork of the
+//! mod, emulated over a small block world, with fault hooks for tests.
 #![deny(missing_docs)]
 
 pub mod agent;
@@ -22,6 +24,7 @@ pub mod block;
 pub mod command;
 pub mod control;
 pub mod decoded;
+pub mod emulator;
 pub mod frame;
 pub mod grid;
 pub mod mission;

@@ -28,6 +28,8 @@ use crate::xml::{Element, Node, ReadError};
 /// The declaration boost writes (lower-case `utf-8`).
 const BOOST_DECLARATION: &str = r#"<?xml version="1.0" encoding="utf-8"?>"#;
 
+/// The declaration the mod's JAXB marshaller writes.
+const JAXB_DECLARATION: &str = r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>"#;
 /// Malmo's XML namespace.
 pub(crate) const MALMO_NAMESPACE: &str = "http://ProjectMalmo.microsoft.com";
 
@@ -43,6 +45,12 @@ pub enum MissionInitForm {
     /// The recommended form, valid for xmllint: no whitespace between elements
     /// and no leading spaces (`missioninit_2p.role1.recommended.xml`).
     Compact,
+    /// The mod's echo as its JAXB classes write it: the standalone declaration,
+    /// root attributes `SchemaVersion`, `PlatformVersion`, `xmlns` in that order,
+    /// no `xmlns:xsi` and no whitespace between elements
+    /// (`missioninit_1p.role0.returned_by_mod_jaxb.xml`). Attributes inside the
+    /// mission keep the reference's order, where JAXB may order some differently.
+    ModEcho,
 }
 
 /// An experiment id: any non-empty text without whitespace or control characters,
@@ -202,6 +210,10 @@ impl MissionInit {
                 out.retain(|c| c != '\n');
             }
             MissionInitForm::Compact => root.write_compact(&mut out),
+            MissionInitForm::ModEcho => {
+                out = String::from(JAXB_DECLARATION);
+                root.write_compact(&mut out);
+            }
         }
         out
     }
@@ -211,11 +223,19 @@ impl MissionInit {
         // boost keeps the root's attributes under `<xmlattr>`, which MalmoPython
         // does not copy into the MissionInit: the mission inherits the namespace.
         mission.attributes.clear();
-        let mut root = Element::new("MissionInit")
-            .attr("xmlns", MALMO_NAMESPACE)
-            .attr("xmlns:xsi", XSI_NAMESPACE)
-            .attr("SchemaVersion", &self.schema_version)
-            .attr("PlatformVersion", &self.platform_version)
+        let root = if form == MissionInitForm::ModEcho {
+            Element::new("MissionInit")
+                .attr("SchemaVersion", &self.schema_version)
+                .attr("PlatformVersion", &self.platform_version)
+                .attr("xmlns", MALMO_NAMESPACE)
+        } else {
+            Element::new("MissionInit")
+                .attr("xmlns", MALMO_NAMESPACE)
+                .attr("xmlns:xsi", XSI_NAMESPACE)
+                .attr("SchemaVersion", &self.schema_version)
+                .attr("PlatformVersion", &self.platform_version)
+        };
+        let mut root = root
             .child(mission)
             .child(Element::new("ExperimentUID").text(&self.experiment_id));
         if let Some(server) = &self.server {

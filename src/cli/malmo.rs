@@ -1,6 +1,6 @@
-//! `mbag malmo ...`: Project Malmo tools. For now `mission-xml`, which prints the
-//! Mission XML the reference would send for a game; other subcommands slot into
-//! [`MalmoCommand`].
+//! `mbag malmo ...`: Project Malmo tools: `mission-xml`, which prints the Mission
+//! XML the reference would send for a game, and `emulator`, which runs emulated
+//! Minecraft clients; other subcommands slot into [`MalmoCommand`].
 
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -68,6 +68,46 @@ pub enum MalmoCommand {
     ///
     /// mbag malmo probe --host 10.0.0.5 --port 10001 --no-reserve
     Probe(super::probe::ProbeArgs),
+
+    /// Run emulated Minecraft clients (the MBAG fork of the Malmo mod) so that any
+    /// Malmo agent, MalmoPython included, can run missions without Minecraft.
+    ///
+    /// Client i listens for mission control on port P+i and for commands on
+    /// P+1000+i, as MBAG's launcher sets them up. The clients speak the mod's
+    /// protocol (reservations, MALMO_FIND_SERVER, MissionInit, the echo, pings,
+    /// observations at 20 Hz, commands, MissionEnded) over a small block world
+    /// built from each mission's XML. What happens is logged (use -v for every
+    /// request and mission, -vv for every command). It runs until Ctrl-C, or, with
+    /// --until-stdin-closes, until its standard input closes.
+    ///
+    /// Examples:
+    ///
+    /// mbag -v malmo emulator --clients 2
+    ///
+    /// mbag -v malmo emulator --clients 3 --port 10000 --world-delay-ms 4000
+    /// (role 0's world takes 4 s to create, so roles > 0 see MALMONOSERVERYET)
+    ///
+    /// mbag malmo emulator --until-stdin-closes < fifo
+    /// (for tests that spawn it: closing its stdin stops it cleanly)
+    Emulator(EmulatorArgs),
+}
+
+/// Arguments of `mbag malmo emulator`.
+#[derive(Debug, Args)]
+pub struct EmulatorArgs {
+    /// How many clients to emulate.
+    #[arg(long, default_value_t = 1)]
+    pub clients: usize,
+    /// Client 0's mission-control port (commands ports are 1000 higher); 0 picks
+    /// free ports and prints them.
+    #[arg(long, default_value_t = malmo_bridge::agent::DEFAULT_CONTROL_PORT)]
+    pub port: u16,
+    /// How long role 0 takes to create its world, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 500)]
+    pub world_delay_ms: u64,
+    /// Stop when standard input reaches its end (as well as on Ctrl-C).
+    #[arg(long)]
+    pub until_stdin_closes: bool,
 }
 
 /// Where the goal comes from.
@@ -191,7 +231,66 @@ pub fn run(command: MalmoCommand) -> anyhow::Result<u8> {
     match command {
         MalmoCommand::MissionXml(args) => mission_xml(&args),
         MalmoCommand::Probe(args) => super::probe::run(&args),
+
+        MalmoCommand::Emulator(args) => emulator(&args),
     }
+}
+
+fn emulator(args: &EmulatorArgs) -> anyhow::Result<u8> {
+    use malmo_bridge::emulator::{Emulator, EmulatorConfig, Ports};
+
+    ensure!(args.clients > 0, "--clients must be at least 1");
+    let config = EmulatorConfig {
+        ports: if args.port == 0 {
+            Ports::Ephemeral
+        } else {
+            Ports::Fixed { base: args.port }
+        },
+        world_delay: std::time::Duration::from_millis(args.world_delay_ms),
+        ..EmulatorConfig::local(args.clients)
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")?;
+    runtime.block_on(async {
+        let emulator = Emulator::start(config)
+            .await
+            .context("starting the emulator")?;
+        // Tests that spawn the emulator read the ports from this line.
+        let ports: Vec<String> = emulator
+            .clients()
+            .iter()
+            .map(|c| format!("{}/{}", c.control_port(), c.commands_port()))
+            .collect();
+        println!("emulator ready: control/commands ports {}", ports.join(" "));
+        use std::io::Write as _;
+        std::io::stdout().flush().context("writing to stdout")?;
+        let stdin_closed = async {
+            if args.until_stdin_closes {
+                use tokio::io::AsyncReadExt as _;
+                let mut stdin = tokio::io::stdin();
+                let mut buf = [0u8; 1024];
+                while matches!(stdin.read(&mut buf).await, Ok(n) if n > 0) {}
+            } else {
+                std::future::pending::<()>().await;
+            }
+        };
+        tokio::select! {
+            result = tokio::signal::ctrl_c() => {
+                result.context("listening for Ctrl-C")?;
+                log::info!("Ctrl-C: shutting down");
+            }
+            () = stdin_closed => log::info!("standard input closed: shutting down"),
+        }
+        emulator.shutdown().await;
+        Ok::<_, anyhow::Error>(())
+    })?;
+    // The stdin reader runs on a blocking thread that may still wait for input;
+    // do not wait for it.
+    runtime.shutdown_background();
+    Ok(0)
 }
 
 fn mission_xml(args: &MissionXmlArgs) -> anyhow::Result<u8> {

@@ -4,4 +4,5 @@
 mod goal_transforms;
 mod golden_episodes;
 mod malmo_cli;
+mod malmo_emulator_cli;
 mod vecenv;

@@ -208,7 +208,15 @@ async fn read_frames(mut stream: TcpStream, channel: Channel, tx: mpsc::Sender<I
         }
         match stream.read(&mut buf).await {
             Ok(0) | Err(_) => {
-                let _ = tx.send(incoming(channel, ConnectionEvent::Closed)).await;
+                // The end of the stream inside a frame is a broken frame, not a
+                // clean close: the frame's sender died or cut it short.
+                let event = match decoder.buffered() {
+                    0 => ConnectionEvent::Closed,
+                    n => ConnectionEvent::Malformed(format!(
+                        "the connection closed inside a frame ({n} bytes of it received)"
+                    )),
+                };
+                let _ = tx.send(incoming(channel, event)).await;
                 return;
             }
             Ok(n) => decoder.push(&buf[..n]),

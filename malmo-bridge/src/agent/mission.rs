@@ -242,6 +242,15 @@ pub enum MissionEvent {
     Ended(MissionEnded),
 }
 
+/// A command's round trip ([`AgentMission::round_trip`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RoundTrip {
+    /// From sending the command to receiving the observation that echoes it.
+    pub elapsed: Duration,
+    /// That observation's JSON text.
+    pub observation: String,
+}
+
 /// Where one role's mission stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MissionState {
@@ -504,6 +513,42 @@ impl AgentMission {
                 channel: "mcp",
                 detail: format!("unexpected message: {}", shorten(&text)),
             });
+        }
+    }
+
+    /// Sends `command` and waits for the first observation whose
+    /// `CommandsSinceLastObservation` echoes it ([`Command::echo`]): the
+    /// command-to-observation round trip, for benchmarks. Events before it are
+    /// discarded. The echo must come within `timeouts.silence`.
+    pub async fn round_trip(&mut self, command: &Command) -> Result<RoundTrip, AgentError> {
+        let echo = command.echo();
+        let sent = Instant::now();
+        self.send(command).await?;
+        let deadline = sent + self.timeouts.silence;
+        loop {
+            let wait = deadline.saturating_duration_since(Instant::now());
+            match tokio::time::timeout(wait, self.next_event()).await {
+                Err(_) => {
+                    return Err(AgentError::Timeout {
+                        what: format!("the echo of {echo:?} from role {}", self.role),
+                        after: self.timeouts.silence,
+                    });
+                }
+                Ok(Ok(MissionEvent::Observation { json, .. })) => {
+                    let echoed = crate::observation::Observation::parse(json.as_bytes())
+                        .ok()
+                        .and_then(|o| o.commands)
+                        .is_some_and(|c| c.contains(&echo));
+                    if echoed {
+                        return Ok(RoundTrip {
+                            elapsed: sent.elapsed(),
+                            observation: json,
+                        });
+                    }
+                }
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => return Err(e),
+            }
         }
     }
 

@@ -19,7 +19,8 @@ pub use client::{COMMANDS_PORT_OFFSET, ClientAddr, DEFAULT_CONTROL_PORT, MAX_REP
 pub use error::{AgentError, Attempt, Attempts, ContactError, Stage};
 pub use listeners::{Channel, ConnectionEvent, Incoming, Listeners};
 pub use mission::{
-    AgentMission, CommandsEndpoint, MissionEvent, MissionState, RESERVATION_MS, Timeouts,
-    find_server, find_server_patiently, hand_over_mission_init, reserve_clients, start_role,
+    AgentMission, CommandsEndpoint, MissionEvent, MissionState, RESERVATION_MS, RoundTrip,
+    Timeouts, find_server, find_server_patiently, hand_over_mission_init, reserve_clients,
+    start_role,
 };
 pub use probe::{Availability, Liveness, ProbeReport, probe};

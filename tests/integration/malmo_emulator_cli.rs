@@ -1,0 +1,64 @@
+//! `mbag malmo emulator`: it serves the mod's control protocol on the ports it
+//! prints, and stops cleanly when its standard input closes.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[test]
+fn the_emulator_answers_reservations_and_stops_when_stdin_closes() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mbag"))
+        .args(["malmo", "emulator", "--clients", "2", "--port", "0"])
+        .arg("--until-stdin-closes")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("running mbag");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut ready = String::new();
+    stdout.read_line(&mut ready).unwrap();
+    let ports: Vec<u16> = ready
+        .trim()
+        .rsplit(' ')
+        .take(2)
+        .map(|pair| pair.split('/').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(ports.len(), 2, "{ready}");
+
+    let mut control = TcpStream::connect(("127.0.0.1", ports[0])).unwrap();
+    control
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    control
+        .write_all(b"MALMO_REQUEST_CLIENT:0.38.0:20000:cli-test\n")
+        .unwrap();
+    let mut reply = Vec::new();
+    control.read_to_end(&mut reply).unwrap();
+    assert_eq!(reply, b"\0\0\0\x07MALMOOK");
+
+    drop(child.stdin.take());
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "still running");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success());
+}
+
+#[test]
+fn the_emulators_help_teaches_with_examples() {
+    let output = Command::new(env!("CARGO_BIN_EXE_mbag"))
+        .args(["malmo", "emulator", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        help.contains("Examples:") && help.contains("--until-stdin-closes"),
+        "{help}"
+    );
+}
