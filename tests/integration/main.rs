@@ -4,4 +4,6 @@
 mod goal_transforms;
 mod golden_episodes;
 mod malmo_cli;
+// The networks: golden parity, weight loading, checkpoints.
+mod nn;
 mod vecenv;
