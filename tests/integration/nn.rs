@@ -270,3 +270,60 @@ fn forward_leaves_its_inputs_unchanged() {
     let again = model.forward(&batch, None).unwrap();
     assert!(first.flat_logits.equal(&again.flat_logits));
 }
+
+/// `mbag nn verify-golden`: one line per model, then `N passed, M failed`, and exit
+/// status 1 when a golden output is changed.
+#[test]
+fn the_cli_reports_a_changed_golden_output() {
+    let _torch = torch();
+    let dir = tempfile::tempdir().unwrap();
+    let golden_dir = dir.path().join("golden");
+    std::fs::create_dir(&golden_dir).unwrap();
+    let name = "bc_human_tutorial";
+    for ext in ["json", "safetensors"] {
+        let file = format!("{name}.{ext}");
+        std::fs::copy(models_dir().join(&file), dir.path().join(&file)).unwrap();
+    }
+    let run = || {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_mbag"))
+            .args(["nn", "verify-golden", "--device", "cpu"])
+            .arg(&golden_dir)
+            .output()
+            .expect("running mbag");
+        (
+            output.status.code(),
+            String::from_utf8(output.stdout).unwrap(),
+        )
+    };
+    let golden_file = golden_dir.join(format!("{name}.safetensors"));
+    std::fs::copy(
+        models_dir()
+            .join("golden")
+            .join(format!("{name}.safetensors")),
+        &golden_file,
+    )
+    .unwrap();
+    let (code, stdout) = run();
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(
+        stdout.starts_with(&format!("ok   {name}: 30 tensors")),
+        "{stdout}"
+    );
+    assert!(stdout.ends_with("\n1 passed, 0 failed\n"), "{stdout}");
+
+    let mut tensors = Tensor::read_safetensors(&golden_file).unwrap();
+    let value = tensors
+        .iter_mut()
+        .find(|(n, _)| n == "batch.value")
+        .unwrap();
+    value.1 = &value.1 + 1e-3;
+    Tensor::write_safetensors(&tensors, &golden_file).unwrap();
+    let (code, stdout) = run();
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(stdout.contains("FAIL bc_human_tutorial"), "{stdout}");
+    assert!(
+        stdout.contains("batch.value: 8 of 8 values outside the tolerance"),
+        "{stdout}"
+    );
+    assert!(stdout.ends_with("\n0 passed, 1 failed\n"), "{stdout}");
+}
