@@ -6,6 +6,8 @@
 //! - [`eval`]: episode metrics with the reference's definitions.
 //! - [`golden`]: reading the reference's golden data and replaying it through [`sim`].
 //! - [`vecenv`]: many environments stepped on worker threads.
+//! - [`nn`]: the reference networks in `tch` (conv and transformer), checkpoints and
+//!   golden checks.
 //! - [`bench`]: speed measurements against the reference's figures.
 //! - [`cli`]: the `mbag` command line.
 #![warn(missing_docs)]
@@ -15,5 +17,6 @@ pub mod bench;
 pub mod cli;
 pub mod eval;
 pub mod golden;
+pub mod nn;
 pub mod sim;
 pub mod vecenv;

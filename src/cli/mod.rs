@@ -3,6 +3,7 @@
 mod bench;
 mod demo;
 mod malmo;
+mod nn;
 mod probe;
 mod verify;
 
@@ -53,6 +54,11 @@ pub enum Command {
     /// Examples: mbag malmo mission-xml --spectator --role 2; mbag malmo probe --clients 2
     #[command(subcommand)]
     Malmo(malmo::MalmoCommand),
+    /// The reference networks in tch: golden parity checks and model summaries.
+    ///
+    /// Examples: mbag nn verify-golden; mbag nn info ../shared/models/paper_assistant_full.json
+    #[command(subcommand)]
+    Nn(nn::NnCommand),
 }
 
 impl Cli {
@@ -64,6 +70,7 @@ impl Cli {
             Command::Demo(args) => demo::run(args),
             Command::Bench(command) => bench::run(command),
             Command::Malmo(command) => malmo::run(command),
+            Command::Nn(command) => nn::run(command),
         }
     }
 }

@@ -5,4 +5,6 @@ mod goal_transforms;
 mod golden_episodes;
 mod malmo_cli;
 mod malmo_emulator_cli;
+// The networks: golden parity, weight loading, checkpoints.
+mod nn;
 mod vecenv;

@@ -1,0 +1,688 @@
+//! [`Model`]: either reference network, built from its config, with typed inputs
+//! ([`ObsBatch`]), recurrent state ([`RecurrentState`]) and outputs ([`Outputs`]).
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use tch::nn::{self, Module};
+use tch::{Device, Kind, Tensor};
+
+use super::config::ModelConfig;
+use super::error::NnError;
+use super::flat::{grid_to_flat, prev_action_grid};
+use super::layers::{ConvHead, Layer, TransformerLayer, ValueHead, conv_flops, conv1};
+use super::obs::ObsBatch;
+use crate::agents::distribution::NUM_CHANNELS;
+use crate::sim::action::FlatLayout;
+use crate::sim::block::NUM_BLOCKS;
+use crate::sim::obs::NUM_WORLD_CHANNELS;
+
+/// Rows of the player-id embedding table.
+const NUM_PLAYER_IDS: i64 = 16;
+
+/// The recurrent state of a batch: `[h0, c0, h1, c1, ...]`, one `(h, c)` pair per
+/// LSTM layer in layer order, each `(B, L, X, Y, Z)`. Empty for stateless models.
+/// Zeros at an episode's start; feed each step's `state` output into the next step
+/// of the same episode.
+#[derive(Debug)]
+pub struct RecurrentState {
+    tensors: Vec<Tensor>,
+}
+
+impl RecurrentState {
+    /// A state from its tensors, in the order above.
+    pub fn from_tensors(tensors: Vec<Tensor>) -> Self {
+        Self { tensors }
+    }
+
+    /// The tensors, in the order above.
+    pub fn tensors(&self) -> &[Tensor] {
+        &self.tensors
+    }
+
+    /// The tensors, by value.
+    pub fn into_tensors(self) -> Vec<Tensor> {
+        self.tensors
+    }
+
+    /// Whether the model is stateless.
+    pub fn is_empty(&self) -> bool {
+        self.tensors.is_empty()
+    }
+
+    /// The batch size, `None` for a stateless model.
+    pub fn batch_size(&self) -> Option<usize> {
+        self.tensors.first().map(|t| t.size()[0] as usize)
+    }
+
+    /// Rows `start..start + len` (views, no copy).
+    pub fn narrow(&self, start: i64, len: i64) -> Self {
+        Self::from_tensors(
+            self.tensors
+                .iter()
+                .map(|t| t.narrow(0, start, len))
+                .collect(),
+        )
+    }
+
+    /// The states of several batches as one batch, in order.
+    pub fn cat(states: &[&RecurrentState]) -> Self {
+        let n = states.first().map_or(0, |s| s.tensors.len());
+        Self::from_tensors(
+            (0..n)
+                .map(|k| Tensor::cat(&states.iter().map(|s| &s.tensors[k]).collect::<Vec<_>>(), 0))
+                .collect(),
+        )
+    }
+}
+
+/// What one forward call returns, for a batch of `B`.
+#[derive(Debug)]
+pub struct Outputs {
+    /// `(B, N)` unmasked policy logits over the flat actions.
+    pub flat_logits: Tensor,
+    /// `(B, 28, X, Y, Z)` the action head's grid before flattening.
+    pub action_grid: Tensor,
+    /// `(B,)` value estimates (times `vf_scale`).
+    pub value: Tensor,
+    /// `(B, 10, X, Y, Z)` per-voxel goal block logits (softmax over dim 1).
+    pub goal_logits: Tensor,
+    /// `(B, N)` the predicted other player's action logits (alpha-zero models only).
+    pub other_agent_logits: Option<Tensor>,
+    /// The state after this step.
+    pub state: RecurrentState,
+}
+
+/// Intermediate tensors of a forward call, for the golden checks.
+#[derive(Debug)]
+pub struct Trace {
+    /// `(B, C_emb, X, Y, Z)` the embedded input (transformers: with the position
+    /// embedding and zero padding; conv: before `fc_after_embedding`).
+    pub embedded: Tensor,
+    /// `(B, H, X, Y, Z)` the backbone's output, which feeds the heads.
+    pub backbone_out: Tensor,
+}
+
+/// A reference network (conv or transformer) with its weights.
+///
+/// Inference only for now: [`Model::forward`] runs without gradients and with
+/// BatchNorm in eval mode. A model lives on one device; inputs are moved there.
+#[derive(Debug)]
+pub struct Model {
+    config: ModelConfig,
+    layout: FlatLayout,
+    vs: nn::VarStore,
+    block_embedding: nn::Embedding,
+    player_embedding: nn::Embedding,
+    /// Transformers: `(X, Y, Z, P)`.
+    position_embedding: Option<Tensor>,
+    fc_after_embedding: Option<nn::Conv3D>,
+    layers: Vec<Layer>,
+    action_head: ConvHead,
+    value_head: ValueHead,
+    goal_head: ConvHead,
+    other_agent_head: Option<ConvHead>,
+    /// FLOPs per sample of the parts outside `layers` and the heads.
+    embedding_flops: u64,
+}
+
+impl Model {
+    /// A model with freshly initialised (random) weights.
+    pub fn new(config: ModelConfig, device: Device) -> Result<Self, NnError> {
+        let vs = nn::VarStore::new(device);
+        let root = vs.root();
+        let net = config.net.clone();
+        let size = config.world_size.axes().map(|a| a as i64);
+        let cells = config.world_size.num_cells() as i64;
+        let e = net.embedding_size;
+        let block_embedding = nn::embedding(
+            &root / "block_id_embedding",
+            NUM_BLOCKS as i64,
+            e,
+            Default::default(),
+        );
+        let player_embedding = nn::embedding(
+            &root / "player_id_embedding",
+            NUM_PLAYER_IDS,
+            e,
+            Default::default(),
+        );
+        let transformer = config.class.is_transformer();
+        let position_embedding = transformer.then(|| {
+            let p = net.position_embedding_size.unwrap_or_default();
+            root.var(
+                "position_embedding",
+                &[size[0], size[1], size[2], p],
+                nn::Init::Randn {
+                    mean: 0.0,
+                    stdev: 1.0,
+                },
+            )
+        });
+        let c_emb = config.embedding_channels();
+        let width = config.backbone_width();
+        let (fc_after_embedding, embedding_flops) = if !transformer && net.use_fc_after_embedding {
+            (
+                Some(conv1(&root / "fc_after_embedding", c_emb, net.hidden_size)),
+                conv_flops(c_emb, net.hidden_size, 1, cells),
+            )
+        } else {
+            (None, 0)
+        };
+        let backbone = &root / "backbone";
+        let lstm_at = config.lstm_layer_indices();
+        let mut layers = Vec::with_capacity(net.num_layers);
+        let mut j = 0;
+        for i in 0..net.num_layers {
+            let path = &backbone / format!("layer_{i}");
+            if lstm_at.contains(&i) {
+                layers.push(Layer::lstm(path, width, cells));
+                continue;
+            }
+            layers.push(if transformer {
+                let axis = net.use_separated_transformer.then_some(j % 3);
+                let heads = net.num_heads.unwrap_or(1);
+                Layer::Transformer(Box::new(TransformerLayer::new(
+                    path, width, heads, axis, size,
+                )))
+            } else {
+                let kernel = if j < net.num_conv_1_layers {
+                    1
+                } else {
+                    net.filter_size.unwrap_or(1)
+                };
+                let c_in = if j == 0 {
+                    config.backbone_in_channels()
+                } else {
+                    width
+                };
+                let residual = net.use_resnet && c_in == width;
+                Layer::conv(path, c_in, width, kernel, residual, cells)
+            });
+            j += 1;
+        }
+        let h = net.hidden_size;
+        let action_head = ConvHead::new(
+            &root / "action_head",
+            width,
+            h,
+            NUM_CHANNELS as i64,
+            net.num_action_layers,
+            cells,
+        );
+        let value_head = ValueHead::new(&root / "value_head", width, h, net.num_value_layers);
+        let goal_head = ConvHead::new(&root / "goal_head", width, h, NUM_BLOCKS as i64, 2, cells);
+        let other_agent_head = config.class.is_alpha_zero().then(|| {
+            ConvHead::new(
+                &root / "other_agent_action_prediction_head",
+                width,
+                h,
+                NUM_CHANNELS as i64,
+                net.num_action_layers,
+                cells,
+            )
+        });
+        Ok(Self {
+            layout: config.flat_layout(),
+            config,
+            vs,
+            block_embedding,
+            player_embedding,
+            position_embedding,
+            fc_after_embedding,
+            layers,
+            action_head,
+            value_head,
+            goal_head,
+            other_agent_head,
+            embedding_flops,
+        })
+    }
+
+    /// The config.
+    pub fn config(&self) -> &ModelConfig {
+        &self.config
+    }
+
+    /// The flat action layout of the model's env.
+    pub fn layout(&self) -> &FlatLayout {
+        &self.layout
+    }
+
+    /// The device the weights live on.
+    pub fn device(&self) -> Device {
+        self.vs.device()
+    }
+
+    /// The variable store (weights and BatchNorm statistics), for training.
+    pub fn var_store(&self) -> &nn::VarStore {
+        &self.vs
+    }
+
+    /// Number of trainable parameters (BatchNorm running statistics excluded, as
+    /// PyTorch's `parameters()` counts).
+    pub fn num_parameters(&self) -> usize {
+        self.vs
+            .trainable_variables()
+            .iter()
+            .map(|t| t.numel())
+            .sum()
+    }
+
+    /// Multiply-adds times 2 for one sample's forward pass (convolutions, linear
+    /// maps, LSTM and attention products; elementwise work left out).
+    pub fn flops_per_sample(&self) -> u64 {
+        let cells = self.config.world_size.num_cells() as i64;
+        let heads = self.action_head.flops()
+            + self.value_head.flops()
+            + self.goal_head.flops()
+            + self.other_agent_head.as_ref().map_or(0, ConvHead::flops);
+        // The value head's pooling reads every voxel once.
+        let pool = (self.config.backbone_width() * cells) as u64;
+        self.embedding_flops + self.layers.iter().map(Layer::flops).sum::<u64>() + heads + pool
+    }
+
+    /// The model's structure, one line per part.
+    pub fn describe(&self) -> String {
+        let c = &self.config;
+        let mut out = String::new();
+        let [x, y, z] = c.world_size.axes();
+        let _ = writeln!(out, "model {} ({})", c.name, c.class.name());
+        let _ = writeln!(
+            out,
+            "world {x}x{y}x{z}, {} flat actions, {} inventory rows read",
+            self.layout.len(),
+            c.num_inventory_obs
+        );
+        let _ = writeln!(
+            out,
+            "embedding: {} channels{}{}",
+            c.embedding_channels(),
+            if c.class.is_transformer() {
+                format!(
+                    " (position {}), zero-padded to {}",
+                    c.net.position_embedding_size.unwrap_or(0),
+                    c.net.hidden_size
+                )
+            } else {
+                String::new()
+            },
+            match &self.fc_after_embedding {
+                Some(_) => format!(", fc_after_embedding 1x1x1 -> {}", c.net.hidden_size),
+                None => String::new(),
+            }
+        );
+        for (i, layer) in self.layers.iter().enumerate() {
+            let _ = writeln!(out, "backbone.layer_{i}: {}", layer.describe());
+        }
+        let _ = writeln!(
+            out,
+            "heads: action (28 ch -> flat), value, goal (10 ch){}",
+            if self.other_agent_head.is_some() {
+                ", other-agent action"
+            } else {
+                ""
+            }
+        );
+        let _ = writeln!(
+            out,
+            "recurrent state: {} tensors",
+            2 * self.layers.iter().filter(|l| l.is_recurrent()).count()
+        );
+        out
+    }
+
+    /// The zero state for a batch of `batch` (empty for stateless models).
+    pub fn initial_state(&self, batch: usize) -> RecurrentState {
+        let [x, y, z] = self.config.world_size.axes().map(|a| a as i64);
+        let l = self.config.backbone_width();
+        let n = self.layers.iter().filter(|l| l.is_recurrent()).count();
+        RecurrentState::from_tensors(
+            (0..2 * n)
+                .map(|_| Tensor::zeros([batch as i64, l, x, y, z], (Kind::Float, self.device())))
+                .collect(),
+        )
+    }
+
+    /// Runs the network on a batch, without gradients. `state: None` starts every
+    /// sample from the zero state.
+    pub fn forward(
+        &self,
+        batch: &ObsBatch,
+        state: Option<&RecurrentState>,
+    ) -> Result<Outputs, NnError> {
+        self.forward_traced(batch, state)
+            .map(|(outputs, _)| outputs)
+    }
+
+    /// [`Model::forward`], also returning intermediate tensors.
+    pub fn forward_traced(
+        &self,
+        batch: &ObsBatch,
+        state: Option<&RecurrentState>,
+    ) -> Result<(Outputs, Trace), NnError> {
+        let _guard = tch::no_grad_guard();
+        self.check_inputs(batch, state)?;
+        let device = self.device();
+        let batch = batch.to_device(device);
+        let zeros;
+        let state = match state {
+            Some(s) => s,
+            None => {
+                zeros = self.initial_state(batch.len());
+                &zeros
+            }
+        };
+        let embedded = self.embed(&batch);
+        let mut x = match &self.fc_after_embedding {
+            Some(fc) => fc.forward(&embedded),
+            None => embedded.shallow_clone(),
+        };
+        let mut state_out = Vec::with_capacity(state.tensors.len());
+        let mut k = 0;
+        for layer in &self.layers {
+            if layer.is_recurrent() {
+                let h = state.tensors[k].to_device(device);
+                let c = state.tensors[k + 1].to_device(device);
+                let (out, h, c) = layer.forward_lstm(&x, &h, &c);
+                x = out;
+                state_out.push(h);
+                state_out.push(c);
+                k += 2;
+            } else {
+                x = layer.forward(&x);
+            }
+        }
+        let action_grid = self.action_head.forward(&x);
+        let flat_logits = grid_to_flat(&action_grid, &self.layout);
+        let mut value = self.value_head.forward(&x);
+        if self.config.net.vf_scale != 1.0 {
+            value *= self.config.net.vf_scale;
+        }
+        let goal_logits = self.goal_head.forward(&x);
+        let other_agent_logits = self
+            .other_agent_head
+            .as_ref()
+            .map(|head| grid_to_flat(&head.forward(&x), &self.layout));
+        Ok((
+            Outputs {
+                flat_logits,
+                action_grid,
+                value,
+                goal_logits,
+                other_agent_logits,
+                state: RecurrentState::from_tensors(state_out),
+            },
+            Trace {
+                embedded,
+                backbone_out: x,
+            },
+        ))
+    }
+
+    fn check_inputs(
+        &self,
+        batch: &ObsBatch,
+        state: Option<&RecurrentState>,
+    ) -> Result<(), NnError> {
+        let bad = |input: &'static str, message: String| NnError::BadInput {
+            model: self.config.name.clone(),
+            input,
+            message,
+        };
+        let b = batch.world.size()[0];
+        let [x, y, z] = self.config.world_size.axes().map(|a| a as i64);
+        let want_world = [b, NUM_WORLD_CHANNELS as i64, x, y, z];
+        if batch.world.size() != want_world {
+            return Err(bad(
+                "world",
+                format!("shape {:?}, expected {want_world:?}", batch.world.size()),
+            ));
+        }
+        let inv = batch.inventory.size();
+        if inv.len() != 3 || inv[0] != b || inv[1] < 1 || inv[2] != NUM_BLOCKS as i64 {
+            return Err(bad(
+                "inventory",
+                format!("shape {inv:?}, expected ({b}, P >= 1, 10)"),
+            ));
+        }
+        if batch.timestep.size() != [b] {
+            return Err(bad(
+                "timestep",
+                format!("shape {:?}, expected [{b}]", batch.timestep.size()),
+            ));
+        }
+        if self.config.net.use_prev_action {
+            match &batch.prev_action {
+                Some(p) if p.size() == [b] => {}
+                Some(p) => {
+                    return Err(bad(
+                        "prev_action",
+                        format!("shape {:?}, expected [{b}]", p.size()),
+                    ));
+                }
+                None => return Err(bad("prev_action", "required by use_prev_action".into())),
+            }
+        }
+        if let Some(state) = state {
+            let n = 2 * self.layers.iter().filter(|l| l.is_recurrent()).count();
+            if state.tensors.len() != n {
+                return Err(bad(
+                    "state",
+                    format!("{} tensors, expected {n}", state.tensors.len()),
+                ));
+            }
+            let want = [b, self.config.backbone_width(), x, y, z];
+            if let Some(t) = state
+                .tensors
+                .iter()
+                .find(|t| t.size() != want || t.kind() != Kind::Float)
+            {
+                return Err(bad(
+                    "state",
+                    format!(
+                        "a tensor of shape {:?} ({:?}), expected {want:?} Float",
+                        t.size(),
+                        t.kind()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The per-voxel input (ARCHITECTURE.md §3): `(B, C, X, Y, Z)` float32.
+    fn embed(&self, batch: &ObsBatch) -> Tensor {
+        let net = &self.config.net;
+        let device = self.device();
+        let b = batch.len() as i64;
+        let [x, y, z] = self.config.world_size.axes().map(|a| a as i64);
+        let world = batch.world.to_kind(Kind::Int64);
+        let current = world.select(1, 0);
+        let goal = world.select(1, 2);
+        let players = world.select(1, 4);
+        let last = world.select(1, 5);
+        // Broadcasts a (B, k) per-sample vector to every voxel, channels last.
+        let broadcast = |v: Tensor| {
+            let k = v.size()[1];
+            v.reshape([b, 1, 1, 1, k]).expand([b, x, y, z, k], false)
+        };
+        let mut pieces = vec![self.block_embedding.forward(&current)];
+        if !net.mask_goal {
+            pieces.push(self.block_embedding.forward(&goal));
+        }
+        let players = if net.mask_other_players {
+            players.eq(1).to_kind(Kind::Int64)
+        } else {
+            players
+        };
+        pieces.push(self.player_embedding.forward(&players));
+        let inventory = batch.inventory.to_kind(Kind::Float);
+        let inventory = if net.mask_other_players {
+            inventory.select(1, 0)
+        } else {
+            let want = self.config.num_inventory_obs as i64;
+            let rows = inventory.size()[1].min(want);
+            let flat = inventory
+                .narrow(1, 0, rows)
+                .reshape([b, rows * NUM_BLOCKS as i64]);
+            if rows < want {
+                flat.constant_pad_nd([0, (want - rows) * NUM_BLOCKS as i64])
+            } else {
+                flat
+            }
+        };
+        let timestep = batch.timestep.reshape([b, 1]);
+        // Not `/=`: that divides in place, and `timestep` is a view of the caller's
+        // input.
+        let (inventory, timestep) = if net.scale_obs {
+            (inventory / 64.0, timestep / 1000.0)
+        } else {
+            (inventory, timestep)
+        };
+        pieces.push(broadcast(inventory));
+        pieces.push(broadcast(timestep));
+        if net.use_extra_features {
+            pieces.push(current.eq_tensor(&goal).to_kind(Kind::Float).unsqueeze(-1));
+        }
+        let last = if net.mask_other_players {
+            last.clamp_max(1)
+        } else {
+            last
+        };
+        pieces.push(self.player_embedding.forward(&last));
+        if net.use_prev_action {
+            let actions = batch.prev_action.as_ref().expect("checked by check_inputs");
+            let actions = Vec::<i64>::try_from(actions.to_device(Device::Cpu)).unwrap_or_default();
+            let grid = prev_action_grid(&actions, &self.layout, self.config.world_size);
+            pieces.push(grid.to_device(device).permute([0, 2, 3, 4, 1]));
+        }
+        if let Some(position) = &self.position_embedding {
+            let p = position.size()[3];
+            pieces.push(position.unsqueeze(0).expand([b, x, y, z, p], false));
+        }
+        let mut embedded = Tensor::cat(&pieces, 4);
+        if self.config.class.is_transformer() {
+            let pad = net.hidden_size - embedded.size()[4];
+            if pad > 0 {
+                embedded = embedded.constant_pad_nd([0, pad]);
+            }
+        }
+        embedded.permute([0, 4, 1, 2, 3]).contiguous()
+    }
+
+    /// Loads weights from a safetensors state dict (the reference's names). Every
+    /// weight must be present with its exact shape; extra tensors are an error too,
+    /// except BatchNorm's `num_batches_tracked` counters.
+    pub fn load_weights(&mut self, path: &Path) -> Result<(), NnError> {
+        if let Err(source) = std::fs::metadata(path) {
+            return Err(NnError::Io {
+                path: path.to_owned(),
+                source,
+            });
+        }
+        let file: HashMap<String, Tensor> = Tensor::read_safetensors(path)?.into_iter().collect();
+        let vars: BTreeMap<String, Tensor> = self.vs.variables().into_iter().collect();
+        for (name, var) in &vars {
+            let Some(src) = file.get(name) else {
+                return Err(NnError::MissingTensor {
+                    path: path.to_owned(),
+                    name: name.clone(),
+                    expected: var.size(),
+                });
+            };
+            if src.size() != var.size() {
+                return Err(NnError::ShapeMismatch {
+                    path: path.to_owned(),
+                    name: name.clone(),
+                    expected: var.size(),
+                    found: src.size(),
+                });
+            }
+        }
+        let mut extra: Vec<_> = file
+            .iter()
+            .filter(|(name, _)| {
+                !vars.contains_key(*name) && !name.ends_with(".num_batches_tracked")
+            })
+            .collect();
+        extra.sort_by(|a, b| a.0.cmp(b.0));
+        if let Some((name, t)) = extra.first() {
+            return Err(NnError::UnexpectedTensor {
+                path: path.to_owned(),
+                name: (*name).clone(),
+                found: t.size(),
+            });
+        }
+        tch::no_grad(|| -> Result<(), NnError> {
+            for (name, var) in &vars {
+                let mut var = var.shallow_clone();
+                var.f_copy_(&file[name].to_kind(var.kind()))?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Reads a checkpoint: the config JSON and the weights file it names (or
+    /// `<stem>.safetensors` beside it).
+    pub fn load(config_path: &Path, device: Device) -> Result<Self, NnError> {
+        let config = ModelConfig::read(config_path)?;
+        let dir = config_path.parent().unwrap_or(Path::new("."));
+        let weights = match &config.weights {
+            Some(w) => dir.join(w),
+            None => config_path.with_extension("safetensors"),
+        };
+        let mut model = Self::new(config, device)?;
+        model.load_weights(&weights)?;
+        Ok(model)
+    }
+
+    /// Writes a checkpoint in the shared models' format: `<dir>/<name>.json` (the
+    /// config, renamed) and `<dir>/<name>.safetensors` (the full state dict,
+    /// BatchNorm counters included, so PyTorch loads it strictly). Returns the
+    /// config's path.
+    pub fn save(&self, dir: &Path, name: &str) -> Result<PathBuf, NnError> {
+        let weights_name = format!("{name}.safetensors");
+        let config = self.config.renamed(name, &weights_name);
+        let mut tensors: BTreeMap<String, Tensor> = self
+            .vs
+            .variables()
+            .into_iter()
+            .map(|(k, v)| (k, v.to_device(Device::Cpu).contiguous()))
+            .collect();
+        let counters: Vec<String> = tensors
+            .keys()
+            .filter_map(|k| k.strip_suffix(".running_mean"))
+            .map(|prefix| format!("{prefix}.num_batches_tracked"))
+            .collect();
+        for name in counters {
+            tensors.insert(name, Tensor::zeros([1], (Kind::Int64, Device::Cpu)));
+        }
+        let tensors: Vec<(String, Tensor)> = tensors.into_iter().collect();
+        let weights_path = dir.join(&weights_name);
+        Tensor::write_safetensors(&tensors, &weights_path)?;
+        let config_path = dir.join(format!("{name}.json"));
+        let text = serde_json::to_string_pretty(&config.json).expect("a JSON value serialises");
+        std::fs::write(&config_path, text + "\n").map_err(|source| NnError::Io {
+            path: config_path.clone(),
+            source,
+        })?;
+        Ok(config_path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A batching service thread must be able to own a model and its outputs.
+    #[test]
+    fn models_and_outputs_can_move_to_another_thread() {
+        fn send<T: Send>() {}
+        send::<Model>();
+        send::<Outputs>();
+        send::<ObsBatch>();
+        send::<RecurrentState>();
+    }
+}
