@@ -17,6 +17,7 @@ pub mod bench;
 pub mod cli;
 pub mod eval;
 pub mod golden;
+pub mod mcts;
 pub mod nn;
 pub mod sim;
 pub mod vecenv;
