@@ -11,6 +11,9 @@
 //!   MirrorBuilding).
 //! - [`hardcoded`]: the five fixed command sequences.
 //! - [`human`]: replays actions pushed from outside.
+//! - [`network`]: agents driven by a network through an [`crate::mcts::Evaluator`]:
+//!   sampling its policy (BC humans) or searching with it (AssistanceZero
+//!   assistants, piKL humans).
 //! - [`registry`]: building an agent from its reference class name and config.
 
 use std::fmt;
@@ -22,6 +25,7 @@ pub mod distribution;
 pub mod hardcoded;
 pub mod heuristic;
 pub mod human;
+pub mod network;
 pub mod registry;
 
 pub use distribution::{
@@ -51,6 +55,12 @@ pub trait Agent: fmt::Debug + Send {
     /// Chooses the action for `obs`, the observation the env returned last (or at
     /// reset).
     fn act(&mut self, obs: &Observation) -> Action;
+
+    /// [`Agent::act`] for agents that can fail, such as network agents whose
+    /// inference service stopped. Agents that cannot fail keep this default.
+    fn try_act(&mut self, obs: &Observation) -> Result<Action, AgentError> {
+        Ok(self.act(obs))
+    }
 
     /// Asks the agent to keep its full internals on every action (the golden checks
     /// do). Distribution agents otherwise sample without building their whole

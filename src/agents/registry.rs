@@ -55,6 +55,15 @@ pub enum AgentError {
         /// Why.
         reason: &'static str,
     },
+    /// The agent could not choose an action (a network agent whose evaluator
+    /// failed).
+    #[error("{agent} could not act: {message}")]
+    Failed {
+        /// The agent.
+        agent: &'static str,
+        /// What went wrong.
+        message: String,
+    },
     /// A hardcoded command targets a cell the world does not have.
     #[error("{agent} targets cell {cell:?}, outside the {size} world")]
     CellOutsideWorld {

@@ -40,6 +40,9 @@ pub trait Evaluator {
     /// Why an evaluation failed.
     type Error: std::error::Error + Send + Sync + 'static;
 
+    /// The state before an episode's first observation.
+    fn initial_state(&self) -> Self::State;
+
     /// Evaluates every query, answering in order.
     fn evaluate(
         &mut self,

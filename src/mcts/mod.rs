@@ -41,4 +41,6 @@ pub use search::{Decision, MctsError, Search, run_together};
 pub use tree::{Node, NodeId};
 
 #[cfg(test)]
+pub(crate) mod testing;
+#[cfg(test)]
 mod tests;

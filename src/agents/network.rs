@@ -1,0 +1,376 @@
+//! Agents driven by a network, reached through an [`Evaluator`] so that the same
+//! agents run on an inference service, a model called directly, or a test oracle.
+//!
+//! - [`PolicyAgent`] samples the network's masked policy (behaviour-cloned human
+//!   models; the paper's pretrained and SFT assistants at temperature 0.3).
+//! - [`SearchAgent`] plans with [`Search`] (AssistanceZero assistants with
+//!   [`MctsConfig::assistant_evaluation`], piKL humans with
+//!   [`MctsConfig::pikl_human`]).
+//!
+//! Both carry the network's recurrent state and their previous action from one
+//! move to the next, and start both afresh on [`Agent::reset`].
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use super::{Agent, AgentError, Internals};
+use crate::mcts::{Decision, Evaluator, LeafQuery, MctsConfig, Search};
+use crate::sim::action::{Action, FlatLayout};
+use crate::sim::config::{Abilities, Config};
+use crate::sim::mask;
+use crate::sim::obs::Observation;
+
+/// Time spent choosing moves, for reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MoveTimes {
+    /// Moves made.
+    pub moves: u64,
+    /// Total time.
+    pub total: Duration,
+    /// Longest move.
+    pub max: Duration,
+}
+
+impl MoveTimes {
+    fn record(&mut self, took: Duration) {
+        self.moves += 1;
+        self.total += took;
+        self.max = self.max.max(took);
+    }
+
+    /// Mean time per move (zero before the first).
+    pub fn mean(&self) -> Duration {
+        if self.moves == 0 {
+            Duration::ZERO
+        } else {
+            self.total / self.moves as u32
+        }
+    }
+}
+
+/// Samples a network's policy over the valid actions.
+pub struct PolicyAgent<E: Evaluator> {
+    evaluator: E,
+    layout: FlatLayout,
+    abilities: Abilities,
+    line_of_sight: bool,
+    temperature: f32,
+    state: E::State,
+    prev_action: usize,
+    rng: StdRng,
+    mask: Vec<bool>,
+    times: MoveTimes,
+}
+
+impl<E: Evaluator> PolicyAgent<E> {
+    /// An agent for envs of `env_config`, masking with or without line of sight
+    /// as its network was trained, sampling at `temperature` (logits divided by
+    /// it; 1 samples the policy as it is).
+    pub fn new(evaluator: E, env_config: &Config, line_of_sight: bool, temperature: f32) -> Self {
+        let state = evaluator.initial_state();
+        Self {
+            evaluator,
+            layout: FlatLayout::new(env_config.world_size, env_config.abilities),
+            abilities: env_config.abilities,
+            line_of_sight,
+            temperature,
+            state,
+            prev_action: 0,
+            rng: StdRng::seed_from_u64(0),
+            mask: Vec::new(),
+            times: MoveTimes::default(),
+        }
+    }
+
+    /// Time spent per move so far.
+    pub fn move_times(&self) -> MoveTimes {
+        self.times
+    }
+}
+
+impl<E: Evaluator> fmt::Debug for PolicyAgent<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PolicyAgent")
+            .field("temperature", &self.temperature)
+            .field("prev_action", &self.prev_action)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<E: Evaluator + Send> Agent for PolicyAgent<E>
+where
+    E::State: Send,
+{
+    fn name(&self) -> &'static str {
+        "PolicyAgent"
+    }
+
+    fn reset(&mut self, seed: u64) {
+        self.rng = StdRng::seed_from_u64(seed);
+        self.state = self.evaluator.initial_state();
+        self.prev_action = 0;
+    }
+
+    fn act(&mut self, obs: &Observation) -> Action {
+        self.try_act(obs).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn try_act(&mut self, obs: &Observation) -> Result<Action, AgentError> {
+        let started = Instant::now();
+        self.mask.clear();
+        self.mask.resize(self.layout.len(), false);
+        mask::compute(
+            obs,
+            self.abilities,
+            &self.layout,
+            self.line_of_sight,
+            &mut self.mask,
+        );
+        let query = LeafQuery {
+            observation: obs,
+            prev_action: Some(self.prev_action),
+            state: &self.state,
+        };
+        let mut answers = self
+            .evaluator
+            .evaluate(std::slice::from_ref(&query))
+            .map_err(|e| failed("PolicyAgent", &e))?;
+        let answer = answers.pop().ok_or_else(|| AgentError::Failed {
+            agent: "PolicyAgent",
+            message: "the evaluator returned no answer".into(),
+        })?;
+        let flat = sample_masked(
+            &answer.policy_logits,
+            &self.mask,
+            self.temperature,
+            &mut self.rng,
+        );
+        self.state = answer.state;
+        self.prev_action = flat;
+        self.times.record(started.elapsed());
+        self.layout.action(flat).map_err(|e| AgentError::Failed {
+            agent: "PolicyAgent",
+            message: e.to_string(),
+        })
+    }
+
+    fn internals(&self) -> Internals<'_> {
+        Internals::None
+    }
+}
+
+/// Plans each move with [`Search`].
+pub struct SearchAgent<E: Evaluator> {
+    evaluator: E,
+    search: Search<E::State>,
+    layout: FlatLayout,
+    state: E::State,
+    prev_action: usize,
+    last: Option<Decision<E::State>>,
+    times: MoveTimes,
+}
+
+impl<E: Evaluator> SearchAgent<E> {
+    /// An agent playing player `me` of envs of `env_config`; `line_of_sight` as
+    /// its network was trained.
+    pub fn new(
+        evaluator: E,
+        env_config: &Config,
+        me: usize,
+        line_of_sight: bool,
+        config: MctsConfig,
+    ) -> Self {
+        let state = evaluator.initial_state();
+        Self {
+            search: Search::new(env_config.clone(), me, line_of_sight, config, 0),
+            evaluator,
+            layout: FlatLayout::new(env_config.world_size, env_config.abilities),
+            state,
+            prev_action: 0,
+            last: None,
+            times: MoveTimes::default(),
+        }
+    }
+
+    /// What the search decided last (tree policy, value, goal prediction).
+    pub fn last_decision(&self) -> Option<&Decision<E::State>> {
+        self.last.as_ref()
+    }
+
+    /// Time spent per move so far.
+    pub fn move_times(&self) -> MoveTimes {
+        self.times
+    }
+
+    /// The search, for inspection.
+    pub fn search(&self) -> &Search<E::State> {
+        &self.search
+    }
+}
+
+impl<E: Evaluator> fmt::Debug for SearchAgent<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SearchAgent")
+            .field("config", self.search.config())
+            .field("prev_action", &self.prev_action)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<E: Evaluator + Send> Agent for SearchAgent<E>
+where
+    E::State: Send,
+{
+    fn name(&self) -> &'static str {
+        "SearchAgent"
+    }
+
+    fn reset(&mut self, seed: u64) {
+        self.search.clear();
+        self.search.reseed(seed);
+        self.state = self.evaluator.initial_state();
+        self.prev_action = 0;
+        self.last = None;
+    }
+
+    fn act(&mut self, obs: &Observation) -> Action {
+        self.try_act(obs).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn try_act(&mut self, obs: &Observation) -> Result<Action, AgentError> {
+        let started = Instant::now();
+        self.search
+            .set_root(obs, Some(self.prev_action), self.state.clone());
+        self.search
+            .run(&mut self.evaluator)
+            .map_err(|e| failed("SearchAgent", &e))?;
+        let decision = self
+            .search
+            .decide()
+            .map_err(|e| failed("SearchAgent", &e))?;
+        let flat = decision.action;
+        self.state = decision.state_out.clone();
+        self.prev_action = flat;
+        self.last = Some(decision);
+        self.times.record(started.elapsed());
+        self.layout.action(flat).map_err(|e| AgentError::Failed {
+            agent: "SearchAgent",
+            message: e.to_string(),
+        })
+    }
+
+    fn internals(&self) -> Internals<'_> {
+        Internals::None
+    }
+}
+
+fn failed(agent: &'static str, error: &dyn std::error::Error) -> AgentError {
+    AgentError::Failed {
+        agent,
+        message: error.to_string(),
+    }
+}
+
+/// Samples a flat action from `logits / temperature` restricted to `mask`; NOOP
+/// if nothing is valid.
+fn sample_masked(logits: &[f32], mask: &[bool], temperature: f32, rng: &mut impl Rng) -> usize {
+    let t = temperature.max(1e-6);
+    let max = logits
+        .iter()
+        .zip(mask)
+        .filter(|&(_, &ok)| ok)
+        .map(|(&l, _)| l / t)
+        .fold(f32::NEG_INFINITY, f32::max);
+    if !max.is_finite() {
+        return 0;
+    }
+    let weights: Vec<f64> = logits
+        .iter()
+        .zip(mask)
+        .map(|(&l, &ok)| {
+            if ok {
+                f64::from((l / t - max).exp())
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let total: f64 = weights.iter().sum();
+    let mut u = rng.random::<f64>() * total;
+    for (i, &w) in weights.iter().enumerate() {
+        if u < w {
+            return i;
+        }
+        u -= w;
+    }
+    weights.iter().rposition(|&w| w > 0.0).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcts::testing::{Oracle, config, env, observe};
+    use crate::sim::action::ActionType;
+
+    #[test]
+    fn search_agent_builds_the_goal_with_the_oracle() {
+        let mut env = env();
+        let search = MctsConfig {
+            num_simulations: 40,
+            argmax_tree_policy: true,
+            ..MctsConfig::default()
+        };
+        let mut agent = SearchAgent::new(Oracle::new(), &config(), 1, false, search);
+        agent.reset(3);
+        for _ in 0..10 {
+            let action = agent.try_act(&observe(&env, 1)).unwrap();
+            if action.kind == ActionType::PlaceBlock {
+                assert_eq!(action.block, env.goal().id_at(action.location));
+            }
+            if env.step(&[Action::NOOP, action]).unwrap().done {
+                break;
+            }
+        }
+        assert!(env.goal_completed());
+        assert!(agent.move_times().moves >= 6);
+        assert!(agent.last_decision().is_some());
+    }
+
+    #[test]
+    fn policy_agent_follows_the_oracle_policy() {
+        // The oracle's policy puts all its mass on placements at empty goal cells
+        // (of any type), so every action is such a placement.
+        let mut env = env();
+        let mut agent = PolicyAgent::new(Oracle::new(), &config(), false, 1.0);
+        agent.reset(0);
+        for _ in 0..5 {
+            let obs = observe(&env, 1);
+            let action = agent.try_act(&obs).unwrap();
+            assert_eq!(action.kind, ActionType::PlaceBlock);
+            assert!(!env.goal().id_at(action.location).is_air());
+            env.step(&[Action::NOOP, action]).unwrap();
+        }
+    }
+
+    #[test]
+    fn masked_sampling_never_picks_an_invalid_action() {
+        let logits = [5.0, 0.0, 9.0, 1.0];
+        let mask = [true, true, false, true];
+        let mut rng = StdRng::seed_from_u64(1);
+        let mut counts = [0usize; 4];
+        for _ in 0..4000 {
+            counts[sample_masked(&logits, &mask, 1.0, &mut rng)] += 1;
+        }
+        assert_eq!(counts[2], 0);
+        // exp(5) : exp(0) : exp(1) = 148.4 : 1 : 2.72.
+        let p0 = counts[0] as f64 / 4000.0;
+        assert!((p0 - 148.4 / 152.1).abs() < 0.02, "{p0}");
+        // A low temperature sharpens towards the best valid action.
+        let mut rng = StdRng::seed_from_u64(2);
+        assert!((0..200).all(|_| sample_masked(&logits, &mask, 0.05, &mut rng) == 0));
+        assert_eq!(sample_masked(&logits, &[false; 4], 1.0, &mut rng), 0);
+    }
+}
