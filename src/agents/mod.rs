@@ -12,6 +12,8 @@
 //! - [`hardcoded`]: the five fixed command sequences.
 //! - [`human`]: replays actions pushed from outside.
 //! - [`registry`]: building an agent from its reference class name and config.
+//! - [`spec`]: agent specs (`heuristic:lowest_block`, `az:PATH?sims=20`, `none`) and
+//!   the [`AgentFactory`] that builds them, with the hook for network agents.
 
 use std::fmt;
 
@@ -23,6 +25,7 @@ pub mod hardcoded;
 pub mod heuristic;
 pub mod human;
 pub mod registry;
+pub mod spec;
 
 pub use distribution::{
     ChannelDist, DistributionAgent, FlatDist, LowestBlockAgent, MovementAgent, NoopAgent,
@@ -38,6 +41,9 @@ pub use heuristic::{
 };
 pub use human::HumanAgent;
 pub use registry::{AGENT_NAMES, AgentError, build_agent, is_known_agent};
+pub use spec::{
+    AgentFactory, AgentSpec, AgentSpecError, NetworkAgents, NetworkKind, StandardAgents,
+};
 
 /// An agent playing one player of an episode.
 pub trait Agent: fmt::Debug + Send {
