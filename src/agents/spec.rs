@@ -567,8 +567,7 @@ mod tests {
         );
         let err = factory
             .build(&parse("az:m.json"), 1, &config)
-            .err()
-            .expect("no network builder");
+            .expect_err("no network builder");
         assert!(
             matches!(&err, AgentSpecError::Unsupported { spec, .. } if spec == "az:m.json"),
             "{err}"

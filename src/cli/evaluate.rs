@@ -9,7 +9,8 @@
 //!   "human": "heuristic:lowest_block",      // specs as given (with --sims applied)
 //!   "assistant": "none",
 //!   "goals": "paper", "seed": 0, "episodes": 2, "threads": 2, "sims": null,
-//!   "env_config": {...},                    // the config episodes ran in (full)
+//!   "env_config": {...},                    // the config episodes ran in (full,
+//!                                           // less the goal generator keys)
 //!   "wall_seconds": 1.5,
 //!   "per_episode": [{
 //!     "episode": 0, "seed": ..., "length": 412,
@@ -275,7 +276,13 @@ pub fn run(args: EvaluateArgs) -> anyhow::Result<u8> {
     println!("{wall_seconds:.1} s");
 
     if let Some(path) = &args.json {
-        let episode_config = run::episode_config(&settings.config, &settings.assistant)?;
+        let mut env_config = run::episode_config(&settings.config, &settings.assistant)?.to_json();
+        // Goals come from --goals (recorded as "goals"), not from the config's own
+        // generator keys, which would only mislead a reader.
+        if let Some(map) = env_config.as_object_mut() {
+            map.remove("goal_generator");
+            map.remove("goal_generator_config");
+        }
         let report = Report {
             format: "mbag-evaluate/1",
             human: &settings.human,
@@ -285,7 +292,7 @@ pub fn run(args: EvaluateArgs) -> anyhow::Result<u8> {
             episodes: args.episodes,
             threads,
             sims: args.sims,
-            env_config: episode_config.to_json(),
+            env_config,
             wall_seconds,
             per_episode: &evaluation.episodes,
             summary: &evaluation.summary,
