@@ -79,8 +79,10 @@ Goals (--goals):
 
 Output: a table of means with 95% confidence intervals (t for means, Wilson for the
 completion rate); --json FILE writes the settings, every episode and the summary (the
-shape is documented in src/cli/evaluate.rs). Goal %s are of player 0's goal; the
-assistant's goal % is its goal-dependent reward over the goal's size.
+shape is documented in src/cli/evaluate.rs; Table 1/3's columns are summary.goal_percentage,
+summary.human_place_break and summary.assistant_goal_percentage, percentages as fractions).
+Goal %s are player 0's; the assistant's goal % is its goal-dependent reward over the
+denominator of player 0's goal % (W*H*D minus the similarity at reset).
 
 Examples:
   mbag evaluate --human heuristic:lowest_block --assistant none --episodes 20
