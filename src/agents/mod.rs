@@ -15,6 +15,8 @@
 //!   sampling its policy (BC humans) or searching with it (AssistanceZero
 //!   assistants, piKL humans).
 //! - [`registry`]: building an agent from its reference class name and config.
+//! - [`spec`]: agent specs (`heuristic:lowest_block`, `az:PATH?sims=20`, `none`) and
+//!   the [`AgentFactory`] that builds them, with the hook for network agents.
 
 use std::fmt;
 
@@ -27,6 +29,7 @@ pub mod heuristic;
 pub mod human;
 pub mod network;
 pub mod registry;
+pub mod spec;
 
 pub use distribution::{
     ChannelDist, DistributionAgent, FlatDist, LowestBlockAgent, MovementAgent, NoopAgent,
@@ -42,6 +45,9 @@ pub use heuristic::{
 };
 pub use human::HumanAgent;
 pub use registry::{AGENT_NAMES, AgentError, build_agent, is_known_agent};
+pub use spec::{
+    AgentFactory, AgentSpec, AgentSpecError, NetworkAgents, NetworkKind, StandardAgents,
+};
 
 /// An agent playing one player of an episode.
 pub trait Agent: fmt::Debug + Send {

@@ -2,6 +2,7 @@
 
 mod bench;
 mod demo;
+mod evaluate;
 mod malmo;
 mod nn;
 mod probe;
@@ -43,6 +44,12 @@ pub enum Command {
     ///
     /// Example: mbag demo --second noop --seed 3
     Demo(demo::DemoArgs),
+    /// Evaluate a human (model) with an assistant over many simulated episodes:
+    /// goal %, human actions and the assistant's share of the goal, with 95%
+    /// confidence intervals (the paper's Tables 1 and 3).
+    ///
+    /// Example: mbag evaluate --human heuristic:lowest_block --assistant none --episodes 20
+    Evaluate(evaluate::EvaluateArgs),
     /// Measure speed against the reference's figures, printing ratios.
     ///
     /// Example: mbag bench env --reps 3
@@ -68,6 +75,7 @@ impl Cli {
         match self.command {
             Command::VerifyGolden(args) => verify::run(args),
             Command::Demo(args) => demo::run(args),
+            Command::Evaluate(args) => evaluate::run(args),
             Command::Bench(command) => bench::run(command),
             Command::Malmo(command) => malmo::run(command),
             Command::Nn(command) => nn::run(command),

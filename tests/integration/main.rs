@@ -1,6 +1,7 @@
 //! Integration tests of the mbag crate. They read the reference data in
 //! `../shared` by relative path, as CI does.
 
+mod evaluate_cli;
 mod goal_transforms;
 mod golden_episodes;
 mod malmo_cli;

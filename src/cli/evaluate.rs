@@ -1,0 +1,415 @@
+//! `mbag evaluate`: many simulated episodes of a human (model) and an assistant,
+//! summarised as the paper's Tables 1 and 3.
+//!
+//! # JSON (`--json FILE`)
+//!
+//! ```text
+//! {
+//!   "format": "mbag-evaluate/1",
+//!   "human": "heuristic:lowest_block",      // specs as given (with --sims applied)
+//!   "assistant": "none",
+//!   "goals": "paper", "seed": 0, "episodes": 2, "threads": 2, "sims": null,
+//!   "env_config": {...},                    // the config episodes ran in (full,
+//!                                           // less the goal generator keys)
+//!   "wall_seconds": 1.5,
+//!   "per_episode": [{
+//!     "episode": 0, "seed": ..., "length": 412,
+//!     "goal_percentage": 0.93, "goal_completed": false, "goal_size": 180,
+//!     "reward": 160.0,
+//!     "human_place_break": 201, "human_actions": 201, "human_goal_percentage": 0.93,
+//!     "assistant_place_break": null, "assistant_actions": null,
+//!     "assistant_goal_percentage": null,  // numbers when there is an assistant
+//!     "assistant_move_ms": null           // or {"mean_ms", "max_ms"}
+//!   }, ...],
+//!   "summary": {
+//!     "episodes": 2,
+//!     "goal_percentage": {"n", "skipped", "mean", "std", "half_width", "low", "high"},
+//!     "completion": {"successes", "n", "rate", "low", "high"},
+//!     "human_place_break", "human_actions", "human_goal_percentage",
+//!     "assistant_goal_percentage", "assistant_place_break", "length", "reward",
+//!     "assistant_move_ms": mean-with-interval objects like goal_percentage (the
+//!                          assistant ones null without an assistant),
+//!     "assistant_move_max_ms": number or null
+//!   }
+//! }
+//! ```
+//!
+//! Goal percentages are fractions, as the reference's `goal_percentage` (Table 1's
+//! "Overall goal %" is `summary.goal_percentage.mean * 100 ± half_width * 100`,
+//! "Human actions" is `summary.human_place_break`, "Assistant goal %" is
+//! `summary.assistant_goal_percentage`). Intervals are 95%: Student's t for means,
+//! Wilson for the completion rate; values that cannot be computed (NaN) are null.
+
+use std::fs;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::agents::spec::{AgentSpec, StandardAgents};
+use crate::eval::run::{self, EpisodeRecord, EvalSettings, Evaluation};
+use crate::eval::stats::MeanCi;
+use crate::sim::config::Config;
+use crate::sim::coords::WorldSize;
+use crate::sim::goal::{GoalConfig, Subset};
+
+/// Arguments of `mbag evaluate`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Agent specs:
+  heuristic:NAME   a reference heuristic agent: lowest_block, layer_builder, priority_queue,
+                   mirror_building, random, noop, movement
+  bc:PATH          behaviour cloning network (PATH: model config JSON, weights beside it)
+  pikl:PATH        piKL human model (network + MCTS)
+  az:PATH          AssistanceZero assistant (network + MCTS)
+  none             no assistant: the human plays alone in a 1-player env (\"human alone\")
+  Network specs take options: az:PATH?sims=20&temperature=0.3 (keys: sims, temperature,
+  argmax). Network agents are not built in yet and are reported as unsupported.
+
+Goals (--goals):
+  paper            the human-study pipeline on the CraftAssist test houses (default)
+  paper_train      the same on the training houses
+  basic, tutorial, simple_overhang, random, ...   a simulator generator with its defaults
+  FILE.json        {\"goal_generator\": NAME, \"goal_generator_config\": {...}}, as in env configs
+
+Output: a table of means with 95% confidence intervals (t for means, Wilson for the
+completion rate); --json FILE writes the settings, every episode and the summary (the
+shape is documented in src/cli/evaluate.rs; Table 1/3's columns are summary.goal_percentage,
+summary.human_place_break and summary.assistant_goal_percentage, percentages as fractions).
+Goal %s are player 0's; the assistant's goal % is its goal-dependent reward over the
+denominator of player 0's goal % (W*H*D minus the similarity at reset).
+
+Examples:
+  mbag evaluate --human heuristic:lowest_block --assistant none --episodes 20
+  mbag evaluate --human heuristic:lowest_block --assistant heuristic:mirror_building \\
+      --episodes 100 --seed 1 --json mirror.json
+  mbag evaluate --human heuristic:lowest_block --assistant none --goals basic \\
+      --world-size 6x6x6 --horizon 200 --episodes 2 --per-episode")]
+pub struct EvaluateArgs {
+    /// Who plays the human (player 0).
+    #[arg(long, value_name = "SPEC")]
+    pub human: AgentSpec,
+    /// Who plays the assistant (player 1), or `none`.
+    #[arg(long, value_name = "SPEC")]
+    pub assistant: AgentSpec,
+    /// Number of episodes.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub episodes: usize,
+    /// Where goals come from (see below).
+    #[arg(long, value_name = "GENERATOR", default_value = "paper")]
+    pub goals: String,
+    /// Folder of CraftAssist houses for the `paper` goals [default:
+    /// ../shared/data/houses/craftassist].
+    #[arg(long, value_name = "DIR")]
+    pub houses: Option<PathBuf>,
+    /// MCTS simulations per move for pikl/az specs that do not set `?sims=` (the
+    /// paper evaluates with 20).
+    #[arg(long, value_name = "K")]
+    pub sims: Option<u32>,
+    /// Run seed: episode i is the same for the same seed, whatever --threads is.
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub seed: u64,
+    /// Worker threads [default: available cores].
+    #[arg(long, value_name = "T")]
+    pub threads: Option<usize>,
+    /// Maximum steps per episode (episodes also end when the goal is built).
+    #[arg(long, default_value_t = 1500)]
+    pub horizon: u64,
+    /// World size, WxHxD.
+    #[arg(long, value_name = "WxHxD", default_value = "11x10x10", value_parser = parse_world_size)]
+    pub world_size: WorldSize,
+    /// Players walk instead of teleporting (the paper's exact setting; the heuristic
+    /// builders refuse it).
+    #[arg(long)]
+    pub walking: bool,
+    /// Write settings, episodes and summary as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Print one line per episode.
+    #[arg(long)]
+    pub per_episode: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+fn parse_world_size(text: &str) -> Result<WorldSize, String> {
+    let parts: Vec<&str> = text.split(['x', ',']).collect();
+    let dims: Vec<usize> = parts
+        .iter()
+        .map(|p| p.trim().parse::<usize>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| format!("{text:?} is not WxHxD, e.g. 11x10x10"))?;
+    match dims[..] {
+        [w, h, d] if w >= 3 && h >= 3 && d >= 3 => Ok(WorldSize::new(w, h, d)),
+        _ => Err(format!(
+            "{text:?} is not WxHxD with every side at least 3, e.g. 11x10x10"
+        )),
+    }
+}
+
+/// The goal generator named by `--goals`.
+fn goal_config(args: &EvaluateArgs) -> anyhow::Result<GoalConfig> {
+    let houses = || {
+        args.houses
+            .clone()
+            .unwrap_or_else(|| super::shared_dir().join("data/houses/craftassist"))
+    };
+    let name = args.goals.as_str();
+    let study = |subset: Subset| -> anyhow::Result<GoalConfig> {
+        let dir = houses();
+        anyhow::ensure!(
+            dir.is_dir(),
+            "--goals {name} needs the CraftAssist houses, not found at {} (use --houses DIR)",
+            dir.display()
+        );
+        Ok(GoalConfig::human_study_in(subset, &dir))
+    };
+    match name {
+        "paper" => study(Subset::Test),
+        "paper_train" => study(Subset::Train),
+        _ if name.ends_with(".json") => {
+            let text = fs::read_to_string(name).with_context(|| format!("reading {name}"))?;
+            let value: Value =
+                serde_json::from_str(&text).with_context(|| format!("parsing {name}"))?;
+            let generator = value["goal_generator"]
+                .as_str()
+                .with_context(|| format!("{name} has no \"goal_generator\" name"))?;
+            Ok(GoalConfig::from_env(
+                generator,
+                &value["goal_generator_config"],
+            )?)
+        }
+        _ => GoalConfig::from_env(name, &json!({})).with_context(|| {
+            format!("--goals {name}: not paper, paper_train, a generator name or a .json file")
+        }),
+    }
+}
+
+/// The paper's setting (as `mbag demo`), resized and with the given horizon.
+fn env_config(args: &EvaluateArgs) -> anyhow::Result<Config> {
+    let s = args.world_size;
+    Ok(Config::from_json(&json!({
+        "num_players": 2,
+        "horizon": args.horizon,
+        "world_size": [s.width, s.height, s.depth],
+        "random_start_locations": true,
+        "rewards": {"place_wrong": -1},
+        "players": [{"player_name": "human"}, {"player_name": "assistant"}],
+        "abilities": {"teleportation": !args.walking, "flying": true, "inf_blocks": true},
+    }))?)
+}
+
+/// The `--json` document.
+#[derive(Debug, Serialize)]
+struct Report<'a> {
+    format: &'static str,
+    human: &'a AgentSpec,
+    assistant: &'a AgentSpec,
+    goals: &'a str,
+    seed: u64,
+    episodes: usize,
+    threads: usize,
+    sims: Option<u32>,
+    env_config: Value,
+    wall_seconds: f64,
+    per_episode: &'a [EpisodeRecord],
+    summary: &'a run::Summary,
+}
+
+/// Runs the evaluation.
+pub fn run(args: EvaluateArgs) -> anyhow::Result<u8> {
+    anyhow::ensure!(args.episodes > 0, "--episodes must be positive");
+    anyhow::ensure!(args.horizon > 0, "--horizon must be positive");
+    let threads = args.threads.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(usize::from)
+            .unwrap_or(1)
+    });
+    anyhow::ensure!(threads > 0, "--threads must be positive");
+    let (human, assistant) = match args.sims {
+        Some(k) => (
+            args.human.clone().with_default_sims(k),
+            args.assistant.clone().with_default_sims(k),
+        ),
+        None => (args.human.clone(), args.assistant.clone()),
+    };
+    let settings = EvalSettings {
+        config: env_config(&args)?,
+        goals: goal_config(&args)?,
+        goals_label: args.goals.clone(),
+        human,
+        assistant,
+        episodes: args.episodes,
+        seed: args.seed,
+        threads,
+    };
+    // Network-backed specs plug in here: `StandardAgents::with_network(...)` once
+    // the network agents exist.
+    let factory = StandardAgents::heuristics_only();
+
+    let s = args.world_size;
+    println!(
+        "mbag evaluate: human {} + assistant {}, {} episodes, goals {}, {s} world, horizon {}, seed {}, {threads} threads",
+        settings.human, settings.assistant, args.episodes, args.goals, args.horizon, args.seed
+    );
+    let bar = if args.quiet || !std::io::stderr().is_terminal() {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(args.episodes as u64).with_style(
+            ProgressStyle::with_template("[{bar:30}] {pos}/{len} episodes, {elapsed}, eta {eta}")
+                .expect("a valid template"),
+        )
+    };
+    let start = Instant::now();
+    let evaluation = run::evaluate(&settings, &factory, &|_| bar.inc(1))?;
+    let wall_seconds = start.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+
+    if args.per_episode {
+        print_episodes(&evaluation);
+    }
+    print_summary(&evaluation);
+    println!("{wall_seconds:.1} s");
+
+    if let Some(path) = &args.json {
+        let mut env_config = run::episode_config(&settings.config, &settings.assistant)?.to_json();
+        // Goals come from --goals (recorded as "goals"), not from the config's own
+        // generator keys, which would only mislead a reader.
+        if let Some(map) = env_config.as_object_mut() {
+            map.remove("goal_generator");
+            map.remove("goal_generator_config");
+        }
+        let report = Report {
+            format: "mbag-evaluate/1",
+            human: &settings.human,
+            assistant: &settings.assistant,
+            goals: &args.goals,
+            seed: args.seed,
+            episodes: args.episodes,
+            threads,
+            sims: args.sims,
+            env_config,
+            wall_seconds,
+            per_episode: &evaluation.episodes,
+            summary: &evaluation.summary,
+        };
+        let text = serde_json::to_string_pretty(&report)?;
+        fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
+        log::info!("wrote {}", path.display());
+    }
+    Ok(0)
+}
+
+fn print_episodes(e: &Evaluation) {
+    println!(
+        "{:>7} {:>6} {:>7} {:>5} {:>10} {:>11} {:>13}",
+        "episode", "length", "goal %", "done", "human p+b", "assistant %", "assist. ms/mv"
+    );
+    for r in &e.episodes {
+        let o = &r.outcome;
+        println!(
+            "{:>7} {:>6} {:>7.1} {:>5} {:>10} {:>11} {:>13}",
+            o.episode,
+            o.length,
+            100.0 * o.goal_percentage,
+            if o.goal_completed { "yes" } else { "no" },
+            o.human_place_break,
+            o.assistant_goal_percentage
+                .map_or("-".to_owned(), |a| format!("{:.1}", 100.0 * a)),
+            r.assistant_move_ms
+                .map_or("-".to_owned(), |t| format!("{:.3}", t.mean_ms)),
+        );
+    }
+    println!();
+}
+
+/// `mean ± half` with `scale` applied, `-` for NaN parts.
+fn cell(ci: &MeanCi, scale: f64, decimals: usize) -> String {
+    let num = |v: f64| {
+        if v.is_nan() {
+            "-".to_owned()
+        } else {
+            format!("{:.decimals$}", v * scale)
+        }
+    };
+    format!(
+        "{:>9} ± {:<7} [{}, {}]",
+        num(ci.mean),
+        num(ci.half_width),
+        num(ci.low),
+        num(ci.high)
+    )
+}
+
+fn print_summary(e: &Evaluation) {
+    let s = &e.summary;
+    println!(
+        "{:<24} {:>9}   {:<7} 95% CI (n = {})",
+        "metric", "mean", "", s.episodes
+    );
+    let row = |name: &str, ci: Option<&MeanCi>, scale: f64, decimals: usize| match ci {
+        Some(ci) => println!("{name:<24} {}", cell(ci, scale, decimals)),
+        None => println!("{name:<24} {:>9}", "-"),
+    };
+    row("goal %", Some(&s.goal_percentage), 100.0, 1);
+    let c = &s.completion;
+    println!(
+        "{:<24} {:>9.1}   {:<7} [{:.1}, {:.1}] ({}/{}, Wilson)",
+        "goal completed %",
+        100.0 * c.rate,
+        "",
+        100.0 * c.low,
+        100.0 * c.high,
+        c.successes,
+        c.n
+    );
+    row("human actions (p+b)", Some(&s.human_place_break), 1.0, 1);
+    row("human actions (all)", Some(&s.human_actions), 1.0, 1);
+    row("human goal %", Some(&s.human_goal_percentage), 100.0, 1);
+    row(
+        "assistant goal %",
+        s.assistant_goal_percentage.as_ref(),
+        100.0,
+        1,
+    );
+    row(
+        "assistant actions (p+b)",
+        s.assistant_place_break.as_ref(),
+        1.0,
+        1,
+    );
+    row("episode length", Some(&s.length), 1.0, 1);
+    row("reward", Some(&s.reward), 1.0, 1);
+    row(
+        "assistant ms per move",
+        s.assistant_move_ms.as_ref(),
+        1.0,
+        3,
+    );
+    if let Some(max) = s.assistant_move_max_ms {
+        println!("{:<24} {max:>9.3}", "assistant ms, slowest");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn world_sizes_parse() {
+        assert_eq!(
+            parse_world_size("11x10x10").unwrap(),
+            WorldSize::new(11, 10, 10)
+        );
+        assert_eq!(parse_world_size("6,6,6").unwrap(), WorldSize::new(6, 6, 6));
+        assert!(parse_world_size("6x6").is_err());
+        assert!(parse_world_size("2x6x6").is_err());
+        assert!(parse_world_size("axbxc").is_err());
+    }
+}

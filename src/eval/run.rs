@@ -1,0 +1,546 @@
+//! The evaluation runner: many episodes of a human and an assistant, in parallel,
+//! summarised as the paper's Tables 1 and 3 report them.
+//!
+//! Player 0 is the human, player 1 the assistant. An assistant spec of `none` runs
+//! the human alone in a 1-player version of the env config (the paper's "human
+//! alone" rows), see [`episode_config`].
+//!
+//! Episode `i` depends only on the run's seed and `i` ([`episode_seed`]): its env
+//! and goal generator draw from an RNG seeded with it and each agent is reset with
+//! a seed derived from it, so results do not depend on the number of threads. Every
+//! episode gets a fresh [`Env`], so none of them is a "first episode" with a random
+//! length; [`episode_config`] also turns `randomize_first_episode_length` off.
+//!
+//! # Metrics of an episode ([`EpisodeOutcome`])
+//!
+//! - `goal_percentage`: player 0's final goal percentage (ENV_SPEC 7.1/14), a
+//!   fraction (the paper's tables print it times 100).
+//! - `goal_completed`: the world equals the goal at the end.
+//! - `human_place_break`: the human's effective place and break actions (the
+//!   paper's "human actions"); `human_actions`: all its effective non-NOOP actions.
+//! - `assistant_goal_percentage`: the assistant's goal-dependent reward summed over
+//!   the episode, divided by `W·H·D − S0`, the denominator of player 0's goal
+//!   percentage. The reference's metrics have no such entry; a place or break
+//!   changes one cell's similarity by exactly its goal-dependent reward, so with the
+//!   paper's rewards (the same `place_wrong` for both players, `incorrect_action`
+//!   0) this is precisely the part of the goal percentage the assistant's own
+//!   actions made, and `human_goal_percentage + assistant_goal_percentage =
+//!   goal_percentage`. It can be negative (an assistant that builds wrongly).
+//! - `length`: steps taken; `reward`: player 0's summed reward.
+//!
+//! Wall time per assistant move ([`MoveTiming`]) is kept apart from the outcome, as
+//! it is the one thing that differs between identical runs.
+
+use std::panic;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Instant;
+
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use serde::Serialize;
+
+use super::metrics;
+use super::stats::{MeanCi, RateCi};
+use crate::agents::Agent;
+use crate::agents::spec::{AgentFactory, AgentSpec, AgentSpecError};
+use crate::sim::action::ActionType;
+use crate::sim::config::Config;
+use crate::sim::env::{Env, PlayersOverlapping, StepError};
+use crate::sim::goal::{GoalConfig, GoalError, GoalGenerator};
+
+/// The human's seat.
+pub const HUMAN: usize = 0;
+/// The assistant's seat.
+pub const ASSISTANT: usize = 1;
+
+/// What to evaluate.
+#[derive(Clone, Debug)]
+pub struct EvalSettings {
+    /// The 2-player env config (human, assistant); see [`episode_config`].
+    pub config: Config,
+    /// Where goals come from.
+    pub goals: GoalConfig,
+    /// A name for `goals`, recorded in reports.
+    pub goals_label: String,
+    /// Player 0.
+    pub human: AgentSpec,
+    /// Player 1, or `none`.
+    pub assistant: AgentSpec,
+    /// Number of episodes.
+    pub episodes: usize,
+    /// The run's seed.
+    pub seed: u64,
+    /// Worker threads (at most one per episode is used).
+    pub threads: usize,
+}
+
+/// Why an evaluation could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    /// The human seat cannot be empty.
+    #[error("the human cannot be `none`; use a heuristic or network spec")]
+    NoHuman,
+    /// The settings are unusable.
+    #[error("invalid evaluation settings: {0}")]
+    Settings(String),
+    /// An agent could not be built.
+    #[error(transparent)]
+    Agent(#[from] AgentSpecError),
+    /// The goal generator could not be built or gave up.
+    #[error("episode {episode}: goal generation failed: {source}")]
+    Goal {
+        /// The episode index (`usize::MAX` when building the generator).
+        episode: usize,
+        /// The generator's error.
+        #[source]
+        source: GoalError,
+    },
+    /// The env refused a step.
+    #[error("episode {episode}: {source}")]
+    Step {
+        /// The episode index.
+        episode: usize,
+        /// The env's error.
+        #[source]
+        source: StepError,
+    },
+    /// Two players overlapped in an observation.
+    #[error("episode {episode}: {source}")]
+    Observe {
+        /// The episode index.
+        episode: usize,
+        /// The env's error.
+        #[source]
+        source: PlayersOverlapping,
+    },
+}
+
+/// The deterministic results of one episode (see the module docs).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EpisodeOutcome {
+    /// The episode's index in the run.
+    pub episode: usize,
+    /// The seed it was played with ([`episode_seed`]).
+    pub seed: u64,
+    /// Steps taken.
+    pub length: u64,
+    /// Player 0's final goal percentage, a fraction.
+    pub goal_percentage: f64,
+    /// Whether the world equals the goal at the end.
+    pub goal_completed: bool,
+    /// Cells that differ from the goal at reset.
+    pub goal_size: u64,
+    /// Sum of player 0's rewards.
+    pub reward: f64,
+    /// The human's effective place and break actions.
+    pub human_place_break: u64,
+    /// All the human's effective non-NOOP actions.
+    pub human_actions: u64,
+    /// The human's goal-dependent reward over `W·H·D − S0`.
+    pub human_goal_percentage: f64,
+    /// The assistant's effective place and break actions (none without one).
+    pub assistant_place_break: Option<u64>,
+    /// All the assistant's effective non-NOOP actions.
+    pub assistant_actions: Option<u64>,
+    /// The assistant's goal-dependent reward over `W·H·D − S0`.
+    pub assistant_goal_percentage: Option<f64>,
+}
+
+/// Wall time of the assistant's moves in one episode, in milliseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct MoveTiming {
+    /// Mean over the episode's moves.
+    pub mean_ms: f64,
+    /// The slowest move.
+    pub max_ms: f64,
+}
+
+/// One evaluated episode.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EpisodeRecord {
+    /// The results.
+    #[serde(flatten)]
+    pub outcome: EpisodeOutcome,
+    /// Assistant move times (none without an assistant).
+    pub assistant_move_ms: Option<MoveTiming>,
+}
+
+/// Means with 95% intervals over a run's episodes (see [`super::stats`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    /// Episodes summarised.
+    pub episodes: usize,
+    /// Player 0's goal percentage (fraction).
+    pub goal_percentage: MeanCi,
+    /// Episodes ending with the goal built.
+    pub completion: RateCi,
+    /// Human place + break actions.
+    pub human_place_break: MeanCi,
+    /// All human actions.
+    pub human_actions: MeanCi,
+    /// The human's share of the goal (fraction).
+    pub human_goal_percentage: MeanCi,
+    /// The assistant's share of the goal (fraction).
+    pub assistant_goal_percentage: Option<MeanCi>,
+    /// Assistant place + break actions.
+    pub assistant_place_break: Option<MeanCi>,
+    /// Episode length.
+    pub length: MeanCi,
+    /// Player 0's reward.
+    pub reward: MeanCi,
+    /// Per-episode mean assistant move time (ms).
+    pub assistant_move_ms: Option<MeanCi>,
+    /// The slowest assistant move of the run (ms).
+    pub assistant_move_max_ms: Option<f64>,
+}
+
+impl Summary {
+    /// Summarises `records`.
+    pub fn of(records: &[EpisodeRecord]) -> Self {
+        let mean =
+            |f: &dyn Fn(&EpisodeOutcome) -> f64| MeanCi::of(records.iter().map(|r| f(&r.outcome)));
+        let optional = |f: &dyn Fn(&EpisodeRecord) -> Option<f64>| {
+            let values: Option<Vec<f64>> = records.iter().map(f).collect();
+            values.filter(|v| !v.is_empty()).map(MeanCi::of)
+        };
+        let completed = records.iter().filter(|r| r.outcome.goal_completed).count();
+        Self {
+            episodes: records.len(),
+            goal_percentage: mean(&|o| o.goal_percentage),
+            completion: RateCi::wilson(completed as u64, records.len() as u64),
+            human_place_break: mean(&|o| o.human_place_break as f64),
+            human_actions: mean(&|o| o.human_actions as f64),
+            human_goal_percentage: mean(&|o| o.human_goal_percentage),
+            assistant_goal_percentage: optional(&|r| r.outcome.assistant_goal_percentage),
+            assistant_place_break: optional(&|r| r.outcome.assistant_place_break.map(|n| n as f64)),
+            length: mean(&|o| o.length as f64),
+            reward: mean(&|o| o.reward),
+            assistant_move_ms: optional(&|r| r.assistant_move_ms.map(|t| t.mean_ms)),
+            assistant_move_max_ms: records
+                .iter()
+                .filter_map(|r| r.assistant_move_ms.map(|t| t.max_ms))
+                .reduce(f64::max),
+        }
+    }
+}
+
+/// A finished evaluation.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Evaluation {
+    /// Per episode, in index order.
+    pub episodes: Vec<EpisodeRecord>,
+    /// Over all episodes.
+    pub summary: Summary,
+}
+
+/// The config episodes are played in: `base` with `randomize_first_episode_length`
+/// off, and with only player 0 when the assistant is `none`.
+pub fn episode_config(base: &Config, assistant: &AgentSpec) -> Result<Config, EvalError> {
+    let mut config = base.clone();
+    config.randomize_first_episode_length = false;
+    if config.num_players != 2 || config.players.len() != 2 {
+        return Err(EvalError::Settings(format!(
+            "the env config must have 2 players (human, assistant), not {}",
+            config.num_players
+        )));
+    }
+    if assistant.is_none() {
+        config.num_players = 1;
+        config.players.truncate(1);
+    }
+    Ok(config)
+}
+
+/// SplitMix64's finaliser: a bijective mix, so distinct inputs give distinct seeds.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The seed of episode `index` in a run seeded with `seed`.
+pub fn episode_seed(seed: u64, index: usize) -> u64 {
+    mix(mix(seed).wrapping_add(index as u64))
+}
+
+/// The reset seed of `player`'s agent in an episode seeded with `episode_seed`.
+pub fn agent_seed(episode_seed: u64, player: usize) -> u64 {
+    mix(episode_seed ^ mix(0x5eed_0000 + player as u64))
+}
+
+/// Effective place+break actions and all effective non-NOOP actions of a player.
+fn action_counts(totals: &metrics::PlayerCounters) -> (u64, u64) {
+    let n = &totals.num_actions;
+    let place_break =
+        n[ActionType::PlaceBlock.id() as usize] + n[ActionType::BreakBlock.id() as usize];
+    let all = n.iter().sum::<u64>() - n[ActionType::Noop.id() as usize] + totals.num_break_palette;
+    (place_break, all)
+}
+
+/// Plays one episode with `agents` (one per player of `config`, already built) on a
+/// goal from `goals`.
+pub fn run_episode(
+    config: &Config,
+    goals: &mut dyn GoalGenerator,
+    agents: &mut [Box<dyn Agent>],
+    index: usize,
+    seed: u64,
+) -> Result<EpisodeRecord, EvalError> {
+    assert_eq!(agents.len(), config.num_players, "one agent per player");
+    let mut env = Env::new(config.clone());
+    let mut rng = StdRng::seed_from_u64(seed);
+    env.reset(goals, &mut rng)
+        .map_err(|source| EvalError::Goal {
+            episode: index,
+            source,
+        })?;
+    for (p, agent) in agents.iter_mut().enumerate() {
+        agent.reset(agent_seed(seed, p));
+    }
+    let cells = env.size().num_cells() as f64;
+    let goal_size = (cells - env.goal_similarity()) as u64;
+    let denominator = cells - env.initial_goal_similarities()[HUMAN];
+    let mut obs: Vec<_> = (0..agents.len()).map(|_| env.new_observation()).collect();
+    let mut actions = Vec::with_capacity(agents.len());
+    let mut infos = Vec::new();
+    let mut rewards = Vec::new();
+    let mut move_ms: Vec<f64> = Vec::new();
+    loop {
+        actions.clear();
+        for (p, (agent, o)) in agents.iter_mut().zip(&mut obs).enumerate() {
+            env.observe(p, o).map_err(|source| EvalError::Observe {
+                episode: index,
+                source,
+            })?;
+            let start = Instant::now();
+            actions.push(agent.act(o));
+            if p == ASSISTANT {
+                move_ms.push(start.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        let outcome = env.step(&actions).map_err(|source| EvalError::Step {
+            episode: index,
+            source,
+        })?;
+        infos.push(outcome.infos.clone());
+        rewards.push(outcome.rewards.clone());
+        if outcome.done {
+            break;
+        }
+    }
+    let m = metrics::calculate(config, &infos, &rewards);
+    let share = |p: usize| m.player_metrics[p].totals.goal_dependent_reward / denominator;
+    let (human_place_break, human_actions) = action_counts(&m.player_metrics[HUMAN].totals);
+    let assistant = (agents.len() > ASSISTANT).then(|| {
+        let (place_break, all) = action_counts(&m.player_metrics[ASSISTANT].totals);
+        (place_break, all, share(ASSISTANT))
+    });
+    Ok(EpisodeRecord {
+        outcome: EpisodeOutcome {
+            episode: index,
+            seed,
+            length: infos.len() as u64,
+            goal_percentage: m.goal_percentage,
+            goal_completed: env.goal_completed(),
+            goal_size,
+            reward: m.reward,
+            human_place_break,
+            human_actions,
+            human_goal_percentage: share(HUMAN),
+            assistant_place_break: assistant.map(|a| a.0),
+            assistant_actions: assistant.map(|a| a.1),
+            assistant_goal_percentage: assistant.map(|a| a.2),
+        },
+        assistant_move_ms: (!move_ms.is_empty()).then(|| MoveTiming {
+            mean_ms: move_ms.iter().sum::<f64>() / move_ms.len() as f64,
+            max_ms: move_ms.iter().copied().fold(0.0, f64::max),
+        }),
+    })
+}
+
+/// Runs the evaluation on `settings.threads` worker threads. `on_episode` is called
+/// (from the worker that played it) after each episode, in completion order; the
+/// returned episodes are in index order. The first error stops the run.
+pub fn evaluate(
+    settings: &EvalSettings,
+    factory: &dyn AgentFactory,
+    on_episode: &(dyn Fn(&EpisodeRecord) + Sync),
+) -> Result<Evaluation, EvalError> {
+    if settings.human.is_none() {
+        return Err(EvalError::NoHuman);
+    }
+    if settings.episodes == 0 {
+        return Err(EvalError::Settings("no episodes to run".into()));
+    }
+    if settings.threads == 0 {
+        return Err(EvalError::Settings("threads must be at least 1".into()));
+    }
+    let config = episode_config(&settings.config, &settings.assistant)?;
+    let threads = settings.threads.min(settings.episodes);
+    log::info!(
+        "evaluating {} vs {} on {} episodes ({}), {threads} threads",
+        settings.human,
+        settings.assistant,
+        settings.episodes,
+        settings.goals_label
+    );
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let slots: Mutex<Vec<Option<EpisodeRecord>>> = Mutex::new(vec![None; settings.episodes]);
+    let worker = || -> Result<(), EvalError> {
+        let result = (|| {
+            // Building agents and goal generators can be costly (networks, house
+            // files), so each worker builds them once and resets them per episode.
+            let mut agents = vec![factory.build(&settings.human, HUMAN, &config)?];
+            if !settings.assistant.is_none() {
+                agents.push(factory.build(&settings.assistant, ASSISTANT, &config)?);
+            }
+            let mut goals = settings.goals.build().map_err(|source| EvalError::Goal {
+                episode: usize::MAX,
+                source,
+            })?;
+            while !stop.load(Ordering::Relaxed) {
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                if index >= settings.episodes {
+                    break;
+                }
+                let seed = episode_seed(settings.seed, index);
+                let record = run_episode(&config, goals.as_mut(), &mut agents, index, seed)?;
+                on_episode(&record);
+                slots.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(record);
+            }
+            Ok(())
+        })();
+        if result.is_err() {
+            stop.store(true, Ordering::Relaxed);
+        }
+        result
+    };
+    let results: Vec<Result<(), EvalError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads).map(|_| s.spawn(worker)).collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| panic::resume_unwind(p)))
+            .collect()
+    });
+    results.into_iter().collect::<Result<Vec<()>, _>>()?;
+    let episodes: Vec<EpisodeRecord> = slots
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|r| r.expect("every episode ran"))
+        .collect();
+    let summary = Summary::of(&episodes);
+    Ok(Evaluation { episodes, summary })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agents::spec::StandardAgents;
+    use serde_json::json;
+
+    fn settings(assistant: &str, episodes: usize, threads: usize) -> EvalSettings {
+        EvalSettings {
+            config: Config::from_json(&json!({
+                "num_players": 2,
+                "horizon": 200,
+                "world_size": [6, 6, 6],
+                "random_start_locations": true,
+                "randomize_first_episode_length": true,
+                "rewards": {"place_wrong": -1},
+                "players": [{"player_name": "human"}, {"player_name": "assistant"}],
+                "abilities": {"teleportation": true, "flying": true, "inf_blocks": true},
+            }))
+            .unwrap(),
+            goals: GoalConfig::from_env("basic", &json!({})).unwrap(),
+            goals_label: "basic".into(),
+            human: "heuristic:lowest_block".parse().unwrap(),
+            assistant: assistant.parse().unwrap(),
+            episodes,
+            seed: 7,
+            threads,
+        }
+    }
+
+    fn outcomes(e: &Evaluation) -> Vec<EpisodeOutcome> {
+        e.episodes.iter().map(|r| r.outcome.clone()).collect()
+    }
+
+    #[test]
+    fn same_seed_same_episodes_whatever_the_threads() {
+        let factory = StandardAgents::heuristics_only();
+        let one = evaluate(&settings("heuristic:random", 4, 1), &factory, &|_| {}).unwrap();
+        let two = evaluate(&settings("heuristic:random", 4, 2), &factory, &|_| {}).unwrap();
+        assert_eq!(outcomes(&one), outcomes(&two));
+        let seeds: Vec<u64> = one.episodes.iter().map(|r| r.outcome.seed).collect();
+        assert!(seeds.windows(2).all(|w| w[0] != w[1]), "{seeds:?}");
+        let mut other = settings("heuristic:random", 4, 2);
+        other.seed = 8;
+        let three = evaluate(&other, &factory, &|_| {}).unwrap();
+        assert_ne!(outcomes(&one), outcomes(&three));
+        assert!(one.episodes.iter().all(|r| r.assistant_move_ms.is_some()));
+    }
+
+    #[test]
+    fn a_heuristic_human_alone_builds_the_basic_goal() {
+        let factory = StandardAgents::heuristics_only();
+        let seen = AtomicUsize::new(0);
+        let e = evaluate(&settings("none", 3, 2), &factory, &|_| {
+            seen.fetch_add(1, Ordering::Relaxed);
+        })
+        .unwrap();
+        assert_eq!(seen.into_inner(), 3);
+        for r in &e.episodes {
+            let o = &r.outcome;
+            assert!(o.goal_completed, "{o:?}");
+            assert_eq!(o.goal_percentage, 1.0);
+            assert!(o.length < 200, "terminates on completion: {o:?}");
+            assert!(o.human_place_break >= o.goal_size);
+            assert_eq!(o.human_goal_percentage, 1.0);
+            assert_eq!(o.assistant_goal_percentage, None);
+            assert_eq!(r.assistant_move_ms, None);
+        }
+        let s = &e.summary;
+        assert_eq!((s.completion.successes, s.completion.n), (3, 3));
+        assert_eq!(s.goal_percentage.mean, 1.0);
+        assert_eq!(s.assistant_goal_percentage, None);
+    }
+
+    #[test]
+    fn shares_add_up_to_the_goal_percentage() {
+        let factory = StandardAgents::heuristics_only();
+        let e = evaluate(&settings("heuristic:lowest_block", 3, 2), &factory, &|_| {}).unwrap();
+        for r in &e.episodes {
+            let o = &r.outcome;
+            let assistant = o.assistant_goal_percentage.unwrap();
+            assert!(assistant > 0.0, "a goal-seeing builder helps: {o:?}");
+            assert!(
+                (o.human_goal_percentage + assistant - o.goal_percentage).abs() < 1e-9,
+                "{o:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn settings_errors() {
+        let factory = StandardAgents::heuristics_only();
+        let mut s = settings("none", 1, 1);
+        s.human = AgentSpec::None;
+        assert!(matches!(
+            evaluate(&s, &factory, &|_| {}),
+            Err(EvalError::NoHuman)
+        ));
+        let s = settings("az:missing.json", 1, 1);
+        let err = evaluate(&s, &factory, &|_| {}).unwrap_err();
+        assert!(
+            matches!(err, EvalError::Agent(AgentSpecError::Unsupported { .. })),
+            "{err}"
+        );
+        assert!(matches!(
+            evaluate(&settings("none", 0, 1), &factory, &|_| {}),
+            Err(EvalError::Settings(_))
+        ));
+    }
+}

@@ -1,0 +1,109 @@
+//! `mbag evaluate`: a heuristic human alone on a small goal, read back from the
+//! JSON report; bad specs fail with the accepted forms.
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn mbag(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mbag"))
+        .args(args)
+        .output()
+        .expect("running mbag")
+}
+
+#[test]
+fn human_alone_on_a_small_goal_writes_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("eval.json");
+    let output = mbag(&[
+        "evaluate",
+        "--human",
+        "heuristic:lowest_block",
+        "--assistant",
+        "none",
+        "--episodes",
+        "2",
+        "--goals",
+        "basic",
+        "--world-size",
+        "6x6x6",
+        "--horizon",
+        "200",
+        "--threads",
+        "2",
+        "--per-episode",
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("goal %") && stdout.contains("human actions (p+b)"));
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["format"], "mbag-evaluate/1");
+    assert_eq!(report["human"], "heuristic:lowest_block");
+    assert_eq!(report["assistant"], "none");
+    assert_eq!(report["env_config"]["num_players"], 1);
+    let episodes = report["per_episode"].as_array().unwrap();
+    assert_eq!(episodes.len(), 2);
+    for (i, e) in episodes.iter().enumerate() {
+        assert_eq!(e["episode"], i);
+        assert_eq!(e["goal_completed"], true, "{e}");
+        assert_eq!(e["goal_percentage"], 1.0);
+        assert!(e["human_place_break"].as_u64().unwrap() > 0);
+        assert!(e["assistant_goal_percentage"].is_null());
+    }
+    let summary = &report["summary"];
+    assert_eq!(summary["episodes"], 2);
+    assert_eq!(summary["completion"]["rate"], 1.0);
+    assert_eq!(summary["goal_percentage"]["mean"], 1.0);
+    assert!(summary["assistant_goal_percentage"].is_null());
+    assert!(summary["human_place_break"]["high"].is_number());
+}
+
+#[test]
+fn bad_specs_list_the_accepted_forms() {
+    let output = mbag(&[
+        "evaluate",
+        "--human",
+        "heuristic:greedy",
+        "--assistant",
+        "none",
+    ]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("unknown heuristic \"greedy\""), "{stderr}");
+    assert!(stderr.contains("accepted forms"), "{stderr}");
+}
+
+#[test]
+fn network_specs_are_reported_as_unsupported() {
+    let output = mbag(&[
+        "evaluate",
+        "--human",
+        "heuristic:lowest_block",
+        "--assistant",
+        "az:../shared/models/az_test_assistant.json",
+        "--goals",
+        "basic",
+        "--world-size",
+        "6x6x6",
+        "--episodes",
+        "1",
+        "--sims",
+        "20",
+        "-q",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("az:../shared/models/az_test_assistant.json?sims=20")
+            && stderr.contains("not supported"),
+        "{stderr}"
+    );
+}
