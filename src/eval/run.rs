@@ -42,7 +42,7 @@ use serde::Serialize;
 
 use super::metrics;
 use super::stats::{MeanCi, RateCi};
-use crate::agents::Agent;
+use crate::agents::{Agent, AgentError};
 use crate::agents::spec::{AgentFactory, AgentSpec, AgentSpecError};
 use crate::sim::action::ActionType;
 use crate::sim::config::Config;
@@ -104,6 +104,18 @@ pub enum EvalError {
         /// The env's error.
         #[source]
         source: StepError,
+    },
+    /// An agent could not choose its action (a network agent whose inference
+    /// failed).
+    #[error("episode {episode}: player {player}: {source}")]
+    Act {
+        /// The episode index.
+        episode: usize,
+        /// The player.
+        player: usize,
+        /// The agent's error.
+        #[source]
+        source: AgentError,
     },
     /// Two players overlapped in an observation.
     #[error("episode {episode}: {source}")]
@@ -314,7 +326,12 @@ pub fn run_episode(
                 source,
             })?;
             let start = Instant::now();
-            actions.push(agent.act(o));
+            let action = agent.try_act(o).map_err(|source| EvalError::Act {
+                episode: index,
+                player: p,
+                source,
+            })?;
+            actions.push(action);
             if p == ASSISTANT {
                 move_ms.push(start.elapsed().as_secs_f64() * 1e3);
             }
