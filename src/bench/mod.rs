@@ -3,3 +3,4 @@
 pub mod baseline;
 pub mod bridge;
 pub mod env;
+pub mod nn;

@@ -8,6 +8,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::bench::baseline::Baseline;
 use crate::bench::env::{ROLLOUTS, SCENARIOS, Timing, bench_goals, rollout, vecenv_throughput};
+use crate::bench::nn::{
+    BenchModel, DirectTiming, MODELS, direct_time_of, load_model, observations, run_service,
+    time_direct,
+};
+use crate::nn::{DeviceChoice, ServiceConfig};
 
 /// What to measure.
 #[derive(Debug, Subcommand)]
@@ -26,6 +31,65 @@ pub enum BenchCommand {
     ///
     /// Example: mbag bench bridge --iterations 20000
     Bridge(BridgeBenchArgs),
+    /// The networks and the inference service.
+    ///
+    /// First, for each model, direct calls (observations to tensors, forward, outputs
+    /// to the CPU) at each batch size: samples/s and latency per call. Models:
+    /// `paper` (paper_assistant_full, the paper's conv network with random weights,
+    /// about 11 GFLOP per sample: batch 128 on a 2-core CPU takes tens of seconds per
+    /// call, so large batches run once without warm-up), `small`
+    /// (paper_assistant_small) and `transformer` (az_test_assistant).
+    ///
+    /// Then the inference service on `--service-model`: 1, 4 and 16 caller threads
+    /// each evaluate one zero-state sample per call in a loop; its throughput is
+    /// compared with direct calls on exactly the batch sizes the service formed
+    /// (overhead %, target at most 10% at 16 callers) and with direct batch-1
+    /// calls (lift).
+    ///
+    /// Examples:
+    ///
+    /// mbag bench nn
+    ///
+    /// mbag bench nn --models small,transformer --batches 1,32 --seconds 1
+    ///
+    /// mbag bench nn --models none --service-model paper --callers 16
+    Nn(NnBenchArgs),
+}
+
+/// Arguments of `mbag bench nn`.
+#[derive(Debug, Args)]
+pub struct NnBenchArgs {
+    /// Models for the batch-size table (paper, small, transformer; `none` for none).
+    #[arg(long, value_delimiter = ',', default_value = "paper,small,transformer")]
+    pub models: Vec<String>,
+    /// Batch sizes for the batch-size table.
+    #[arg(long, value_delimiter = ',', default_value = "1,8,32,128")]
+    pub batches: Vec<usize>,
+    /// Time budget per measurement in seconds (at least one call runs).
+    #[arg(long, default_value_t = 2.0)]
+    pub seconds: f64,
+    /// Model behind the inference service (paper, small, transformer; `none` to
+    /// skip the service).
+    #[arg(long, default_value = "small")]
+    pub service_model: String,
+    /// Concurrent callers of each service run.
+    #[arg(long, value_delimiter = ',', default_value = "1,4,16")]
+    pub callers: Vec<usize>,
+    /// Seconds each service run lasts.
+    #[arg(long, default_value_t = 3.0)]
+    pub service_seconds: f64,
+    /// The service's largest batch.
+    #[arg(long, default_value_t = 64)]
+    pub max_batch: usize,
+    /// The service's longest wait for more requests, in microseconds.
+    #[arg(long, default_value_t = 1000)]
+    pub max_wait_us: u64,
+    /// libtorch intra-op threads [default: the available cores].
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Where to run the models: cpu, cuda, or auto (CUDA when available).
+    #[arg(long, default_value_t = DeviceChoice::Auto)]
+    pub device: DeviceChoice,
 }
 
 /// Arguments of `mbag bench bridge`.
@@ -69,6 +133,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<u8> {
     match command {
         BenchCommand::Env(args) => env(args),
         BenchCommand::Bridge(args) => bridge(&args),
+        BenchCommand::Nn(args) => nn(&args),
     }
 }
 
@@ -348,5 +413,184 @@ fn bridge(args: &BridgeBenchArgs) -> anyhow::Result<u8> {
             "NOT met"
         }
     );
+    Ok(0)
+}
+
+fn bench_model(key: &str) -> anyhow::Result<&'static BenchModel> {
+    MODELS.iter().find(|m| m.key == key).with_context(|| {
+        let known: Vec<&str> = MODELS.iter().map(|m| m.key).collect();
+        format!("unknown model {key:?}; known: {}, none", known.join(", "))
+    })
+}
+
+fn nn(args: &NnBenchArgs) -> anyhow::Result<u8> {
+    anyhow::ensure!(
+        args.seconds > 0.0 && args.service_seconds > 0.0,
+        "--seconds and --service-seconds must be positive"
+    );
+    anyhow::ensure!(
+        args.batches.iter().chain(&args.callers).all(|&n| n > 0),
+        "--batches and --callers must be positive"
+    );
+    let models: Vec<&BenchModel> = args
+        .models
+        .iter()
+        .filter(|m| m.as_str() != "none")
+        .map(|m| bench_model(m))
+        .collect::<anyhow::Result<_>>()?;
+    let service_model = match args.service_model.as_str() {
+        "none" => None,
+        key => Some(bench_model(key)?),
+    };
+    let device = args.device.resolve()?;
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    tch::set_num_threads(threads as i32);
+    let dir = super::shared_dir().join("models");
+    let budget = std::time::Duration::from_secs_f64(args.seconds);
+    println!(
+        "mbag bench nn: device {device:?}, {threads} libtorch threads, about {:.1} s per measurement",
+        args.seconds
+    );
+    println!("direct calls: observations to tensors, forward, outputs copied to the CPU");
+    println!();
+
+    if !models.is_empty() {
+        let bar = ProgressBar::new((models.len() * args.batches.len()) as u64).with_style(
+            ProgressStyle::with_template(
+                "{msg:>28} [{bar:30}] {pos}/{len} measurements, {elapsed}",
+            )
+            .expect("a valid template"),
+        );
+        let mut rows = Vec::new();
+        for m in &models {
+            bar.set_message(format!("loading {}", m.key));
+            let model = load_model(&dir, m, device)
+                .with_context(|| format!("building model {}", m.config))?;
+            let obs = observations(&model, 16, 0);
+            let mut per_sample: Option<f64> = None;
+            for &b in &args.batches {
+                bar.set_message(format!("{} batch {b}", m.key));
+                let expected = per_sample.map(|s| std::time::Duration::from_secs_f64(s * b as f64));
+                let t = time_direct(&model, &obs, b, budget, expected)
+                    .with_context(|| format!("{} at batch {b}", m.key))?;
+                per_sample = Some(t.mean.as_secs_f64() / b as f64);
+                rows.push((m, model.flops_per_sample(), t));
+                bar.inc(1);
+            }
+        }
+        bar.finish_and_clear();
+        println!(
+            "| {:<12} | {:>5} | {:>10} | {:>11} | {:>11} | {:>8} | {:>6} |",
+            "model", "batch", "samples/s", "latency", "min", "GFLOP/s", "calls"
+        );
+        println!(
+            "|{:-<14}|{:->7}|{:->12}|{:->13}|{:->13}|{:->10}|{:->8}|",
+            "", "", "", "", "", "", ""
+        );
+        for (m, flops, t) in &rows {
+            println!(
+                "| {:<12} | {:>5} | {:>10.1} | {:>9.2}ms | {:>9.2}ms | {:>8.1} | {:>5}{} |",
+                m.key,
+                t.batch,
+                t.samples_per_s(),
+                t.mean.as_secs_f64() * 1e3,
+                t.min.as_secs_f64() * 1e3,
+                *flops as f64 * t.samples_per_s() / 1e9,
+                t.iterations,
+                if t.warmed_up { " " } else { "*" }
+            );
+        }
+        println!("(* no warm-up call: one call takes more than the budget)");
+        for m in &models {
+            println!("{}: {} ({}.json)", m.key, m.about, m.config);
+        }
+        println!();
+    }
+
+    let Some(m) = service_model else {
+        return Ok(0);
+    };
+    let config = ServiceConfig {
+        max_batch: args.max_batch,
+        max_wait: std::time::Duration::from_micros(args.max_wait_us),
+        ..ServiceConfig::default()
+    };
+    let duration = std::time::Duration::from_secs_f64(args.service_seconds);
+    let mut model =
+        load_model(&dir, m, device).with_context(|| format!("building model {}", m.config))?;
+    let obs = observations(&model, 16, 1);
+    let direct_budget = budget.min(std::time::Duration::from_millis(500));
+    let mut timings: Vec<DirectTiming> = Vec::new();
+    let time_batch = |model: &crate::nn::Model, b: usize, timings: &mut Vec<DirectTiming>| {
+        if timings.iter().any(|t| t.batch == b) {
+            return anyhow::Ok(());
+        }
+        timings.push(time_direct(model, &obs, b, direct_budget, None)?);
+        Ok(())
+    };
+    time_batch(&model, 1, &mut timings)?;
+    let single = timings[0];
+    let bar = ProgressBar::new(args.callers.len() as u64).with_style(
+        ProgressStyle::with_template("{msg:>28} [{bar:30}] {pos}/{len} service runs, {elapsed}")
+            .expect("a valid template"),
+    );
+    let mut runs = Vec::new();
+    for &callers in &args.callers {
+        bar.set_message(format!("{callers} callers"));
+        let (back, run) = run_service(model, config, callers, duration, &obs)
+            .with_context(|| format!("the service with {callers} callers"))?;
+        model = back;
+        bar.set_message(format!("direct, {callers} callers' batches"));
+        for &b in run.stats.batch_sizes.keys() {
+            time_batch(&model, b, &mut timings)?;
+        }
+        runs.push(run);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    println!(
+        "inference service on {} ({}), {:?}, {:.1} s per run, callers send 1 zero-state sample per call",
+        m.key, m.config, config, args.service_seconds
+    );
+    println!(
+        "| {:>7} | {:>10} | {:>10} | {:>11} | {:>13} | {:>9} | {:>9} |",
+        "callers", "samples/s", "mean batch", "busy", "direct same", "overhead", "lift"
+    );
+    println!(
+        "|{:->9}|{:->12}|{:->12}|{:->13}|{:->15}|{:->11}|{:->11}|",
+        "", "", "", "", "", "", ""
+    );
+    let mut overhead_at_most = None;
+    for run in &runs {
+        let direct = direct_time_of(run, &timings);
+        let direct_rate = run.samples as f64 / direct.as_secs_f64();
+        let overhead = run.elapsed.as_secs_f64() / direct.as_secs_f64() - 1.0;
+        if run.callers == *args.callers.iter().max().expect("callers given") {
+            overhead_at_most = Some((run.callers, overhead));
+        }
+        println!(
+            "| {:>7} | {:>10.1} | {:>10.2} | {:>9.1}% | {:>11.1}/s | {:>8.1}% | {:>8.2}x |",
+            run.callers,
+            run.samples_per_s(),
+            run.stats.mean_batch_size(),
+            run.stats.busy.as_secs_f64() / run.elapsed.as_secs_f64() * 100.0,
+            direct_rate,
+            overhead * 100.0,
+            run.samples_per_s() / single.samples_per_s(),
+        );
+    }
+    println!(
+        "direct same: direct calls on the batch sizes the service formed; overhead: the service's time over theirs; lift: over direct batch-1 calls ({:.1} samples/s); busy: share of the run the inference thread was working",
+        single.samples_per_s()
+    );
+    if let Some((callers, overhead)) = overhead_at_most {
+        println!(
+            "overhead at {callers} callers: {:.1}% (target at most 10%: {})",
+            overhead * 100.0,
+            if overhead <= 0.10 { "met" } else { "NOT met" }
+        );
+    }
     Ok(0)
 }

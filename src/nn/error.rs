@@ -97,4 +97,20 @@ pub enum NnError {
     /// libtorch reported an error.
     #[error("libtorch: {0}")]
     Torch(#[from] tch::TchError),
+    /// The inference service has shut down (or its thread has died), so the
+    /// request was not, or will never be, answered.
+    #[error("the inference service is shut down")]
+    ServiceClosed,
+    /// The forward pass of a batch that held this request failed or panicked; every
+    /// caller in that batch gets the same message.
+    #[error("inference batch of {batch} samples failed: {message}")]
+    BatchFailed {
+        /// How many samples the failed forward pass held.
+        batch: usize,
+        /// libtorch's error or the panic's message.
+        message: String,
+    },
+    /// The inference thread could not be started, or panicked outside a batch.
+    #[error("inference thread: {0}")]
+    ServiceThread(String),
 }

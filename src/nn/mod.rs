@@ -15,6 +15,8 @@
 //! - [`Model::save`] writes the same two-file format, so shared models and models
 //!   trained here are interchangeable.
 //! - [`golden`] checks every shared model against the reference's outputs.
+//! - [`service`]: [`InferenceService`], one thread owning a `Model` that batches
+//!   the requests of many callers ([`InferenceHandle`]s) into forward passes.
 //!
 //! # libtorch and devices
 //! `scripts/setup` installs a CPU-only libtorch 2.13.0 into `.libtorch/`
@@ -38,6 +40,7 @@ pub mod golden;
 mod layers;
 mod model;
 mod obs;
+pub mod service;
 
 use std::fmt;
 use std::str::FromStr;
@@ -46,6 +49,10 @@ pub use config::{ModelClass, ModelConfig, NetConfig};
 pub use error::NnError;
 pub use model::{Model, Outputs, RecurrentState, Trace};
 pub use obs::ObsBatch;
+pub use service::{
+    InferenceHandle, InferenceRequest, InferenceService, Pending, Prediction, ServiceConfig,
+    ServiceStats, StateSource, StreamId,
+};
 
 /// Which device to run networks on (`--device cpu|cuda|auto`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

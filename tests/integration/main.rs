@@ -8,4 +8,6 @@ mod malmo_cli;
 mod malmo_emulator_cli;
 // The networks: golden parity, weight loading, checkpoints.
 mod nn;
+// The inference service, under the same libtorch lock.
+mod nn_service;
 mod vecenv;

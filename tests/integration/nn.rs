@@ -17,7 +17,7 @@ use tch::{Device, Kind, Tensor};
 static TORCH: Mutex<()> = Mutex::new(());
 
 /// Takes the libtorch lock (surviving a panicked holder) and limits threads.
-fn torch() -> MutexGuard<'static, ()> {
+pub(crate) fn torch() -> MutexGuard<'static, ()> {
     let guard = TORCH.lock().unwrap_or_else(|e| e.into_inner());
     tch::set_num_threads(1);
     guard
@@ -27,7 +27,7 @@ fn models_dir() -> PathBuf {
     PathBuf::from("../shared/models")
 }
 
-fn config_path(name: &str) -> PathBuf {
+pub(crate) fn config_path(name: &str) -> PathBuf {
     models_dir().join(format!("{name}.json"))
 }
 
