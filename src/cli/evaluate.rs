@@ -43,7 +43,8 @@
 use std::fs;
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Args;
@@ -54,6 +55,7 @@ use serde_json::{Value, json};
 use crate::agents::spec::{AgentSpec, StandardAgents};
 use crate::eval::run::{self, EpisodeRecord, EvalSettings, Evaluation};
 use crate::eval::stats::MeanCi;
+use crate::nn::{DeviceChoice, ServiceAgents, ServiceConfig};
 use crate::sim::config::Config;
 use crate::sim::coords::WorldSize;
 use crate::sim::goal::{GoalConfig, Subset};
@@ -136,6 +138,16 @@ pub struct EvaluateArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Where network agents run: cpu, cuda or auto (CUDA when available).
+    #[arg(long, value_name = "DEVICE", default_value = "auto")]
+    pub device: DeviceChoice,
+    /// Most leaves one network call evaluates; searches on every episode thread
+    /// share each model's inference thread, which batches their leaves.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub max_batch: usize,
+    /// How long the inference thread waits to fill a batch, in microseconds.
+    #[arg(long, value_name = "US", default_value_t = 500)]
+    pub max_wait_us: u64,
 }
 
 fn parse_world_size(text: &str) -> Result<WorldSize, String> {
@@ -249,9 +261,16 @@ pub fn run(args: EvaluateArgs) -> anyhow::Result<u8> {
         seed: args.seed,
         threads,
     };
-    // Network-backed specs plug in here: `StandardAgents::with_network(...)` once
-    // the network agents exist.
-    let factory = StandardAgents::heuristics_only();
+    // Each model gets one inference thread shared by every episode thread, so
+    // leaves from all searches meet in its batches.
+    let factory = StandardAgents::with_network(Arc::new(ServiceAgents::new(
+        args.device,
+        ServiceConfig {
+            max_batch: args.max_batch.max(1),
+            max_wait: Duration::from_micros(args.max_wait_us),
+            ..ServiceConfig::default()
+        },
+    )));
 
     let s = args.world_size;
     println!(

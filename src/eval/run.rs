@@ -42,8 +42,8 @@ use serde::Serialize;
 
 use super::metrics;
 use super::stats::{MeanCi, RateCi};
-use crate::agents::{Agent, AgentError};
 use crate::agents::spec::{AgentFactory, AgentSpec, AgentSpecError};
+use crate::agents::{Agent, AgentError};
 use crate::sim::action::ActionType;
 use crate::sim::config::Config;
 use crate::sim::env::{Env, PlayersOverlapping, StepError};

@@ -35,6 +35,7 @@
 
 mod config;
 mod error;
+mod evaluator;
 pub mod flat;
 pub mod golden;
 mod layers;
@@ -47,6 +48,7 @@ use std::str::FromStr;
 
 pub use config::{ModelClass, ModelConfig, NetConfig};
 pub use error::NnError;
+pub use evaluator::{NetEvaluator, ServiceAgents, SharedState};
 pub use model::{Model, Outputs, RecurrentState, Trace};
 pub use obs::ObsBatch;
 pub use service::{

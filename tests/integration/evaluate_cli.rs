@@ -82,7 +82,8 @@ fn bad_specs_list_the_accepted_forms() {
 }
 
 #[test]
-fn network_specs_are_reported_as_unsupported() {
+fn a_network_for_another_world_is_refused_by_name() {
+    let _torch = crate::nn::torch();
     let output = mbag(&[
         "evaluate",
         "--human",
@@ -97,13 +98,67 @@ fn network_specs_are_reported_as_unsupported() {
         "1",
         "--sims",
         "20",
+        "--device",
+        "cpu",
         "-q",
     ]);
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains("az:../shared/models/az_test_assistant.json?sims=20")
-            && stderr.contains("not supported"),
+            && stderr.contains("built for a 11x10x10 world"),
         "{stderr}"
     );
+}
+
+/// The shared AssistanceZero test assistant plans with MCTS against the shared
+/// test human model (sampling its policy) and against a piKL search on it, in the
+/// paper's 11x10x10 walking setting.
+#[test]
+fn shared_checkpoints_play_end_to_end() {
+    let _torch = crate::nn::torch();
+    for human in [
+        "bc:../shared/models/az_test_human.json",
+        "pikl:../shared/models/az_test_human.json?sims=3",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("eval.json");
+        let output = mbag(&[
+            "evaluate",
+            "--human",
+            human,
+            "--assistant",
+            "az:../shared/models/az_test_assistant.json?sims=4",
+            "--walking",
+            "--goals",
+            "random",
+            "--horizon",
+            "4",
+            "--episodes",
+            "2",
+            "--threads",
+            "2",
+            "--device",
+            "cpu",
+            "-q",
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        assert!(
+            output.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let episodes = report["per_episode"].as_array().unwrap();
+        assert_eq!(episodes.len(), 2);
+        for e in episodes {
+            assert_eq!(e["length"], 4, "{e}");
+            assert!(
+                e["assistant_move_ms"]["mean_ms"].as_f64().unwrap() > 0.0,
+                "{e}"
+            );
+        }
+    }
 }

@@ -1,0 +1,243 @@
+//! The inference service as the search's [`Evaluator`], and the network agents
+//! built on it for `bc:`, `pikl:` and `az:` specs.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use super::{
+    DeviceChoice, InferenceHandle, InferenceRequest, InferenceService, Model, ModelConfig, NnError,
+    RecurrentState, ServiceConfig, StateSource,
+};
+use crate::agents::Agent;
+use crate::agents::network::{PolicyAgent, SearchAgent};
+use crate::agents::spec::{AgentSpec, AgentSpecError, NetworkAgents, NetworkKind, SpecOptions};
+use crate::mcts::{Evaluator, LeafEvaluation, LeafQuery, MctsConfig};
+use crate::sim::config::Config;
+
+/// A recurrent state kept in search nodes and agents. Tensors may move between
+/// threads but not be shared by them, so the state sits behind a mutex and is
+/// handed to the service as a shallow copy.
+#[derive(Clone)]
+pub struct SharedState(Arc<Mutex<RecurrentState>>);
+
+impl SharedState {
+    fn new(state: RecurrentState) -> Self {
+        Self(Arc::new(Mutex::new(state)))
+    }
+
+    /// A new handle on the same tensors (no data is copied).
+    fn shallow_copy(&self) -> RecurrentState {
+        let state = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        RecurrentState::from_tensors(state.tensors().iter().map(|t| t.shallow_clone()).collect())
+    }
+}
+
+impl fmt::Debug for SharedState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SharedState")
+    }
+}
+
+/// Evaluates leaves through an [`InferenceHandle`], so that the leaves of every
+/// search on every thread meet in the service's batches.
+#[derive(Clone, Debug)]
+pub struct NetEvaluator {
+    handle: InferenceHandle,
+}
+
+impl NetEvaluator {
+    /// An evaluator on `handle`'s service.
+    pub fn new(handle: InferenceHandle) -> Self {
+        Self { handle }
+    }
+}
+
+impl Evaluator for NetEvaluator {
+    /// `None` is the zero state (an episode's start, or a stateless model).
+    type State = Option<SharedState>;
+    type Error = NnError;
+
+    fn initial_state(&self) -> Self::State {
+        None
+    }
+
+    fn evaluate(
+        &mut self,
+        queries: &[LeafQuery<'_, Self::State>],
+    ) -> Result<Vec<LeafEvaluation<Self::State>>, NnError> {
+        let requests = queries
+            .iter()
+            .map(|q| InferenceRequest {
+                observation: Arc::new(q.observation.clone()),
+                prev_action: q.prev_action,
+                state: match q.state {
+                    None => StateSource::Zero,
+                    Some(state) => StateSource::Given(state.shallow_copy()),
+                },
+            })
+            .collect();
+        let predictions = self.handle.evaluate(requests)?;
+        Ok(predictions
+            .into_iter()
+            .map(|p| LeafEvaluation {
+                policy_logits: p.flat_logits,
+                value: p.value,
+                goal_logits: (!p.goal_logits.is_empty()).then_some(p.goal_logits),
+                other_action_logits: p.other_agent_logits,
+                state: p.state.map(SharedState::new),
+            })
+            .collect())
+    }
+}
+
+/// Builds network agents for agent specs: one inference service per model file,
+/// shared by every agent (and thread) that plays with it, shut down when this
+/// value is dropped.
+pub struct ServiceAgents {
+    device: DeviceChoice,
+    service: ServiceConfig,
+    services: Mutex<HashMap<PathBuf, Loaded>>,
+}
+
+struct Loaded {
+    service: InferenceService,
+    config: ModelConfig,
+}
+
+impl fmt::Debug for ServiceAgents {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServiceAgents")
+            .field("device", &self.device)
+            .field("service", &self.service)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServiceAgents {
+    /// Agents whose models run on `device`, batched as `service` says.
+    pub fn new(device: DeviceChoice, service: ServiceConfig) -> Self {
+        Self {
+            device,
+            service,
+            services: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The handle and config of the service for the model at `path`, loading it
+    /// the first time.
+    fn load(&self, path: &Path) -> Result<(InferenceHandle, ModelConfig), NnError> {
+        let mut services = self.services.lock().unwrap_or_else(|e| e.into_inner());
+        let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        if let Some(loaded) = services.get(&key) {
+            return Ok((loaded.service.handle(), loaded.config.clone()));
+        }
+        let device = self.device.resolve()?;
+        let model = Model::load(path, device)?;
+        let config = model.config().clone();
+        log::info!(
+            "loaded {} ({} parameters) on {device:?}",
+            config.name,
+            model.num_parameters()
+        );
+        let service = InferenceService::spawn(model, self.service)?;
+        let handle = service.handle();
+        services.insert(
+            key,
+            Loaded {
+                service,
+                config: config.clone(),
+            },
+        );
+        Ok((handle, config))
+    }
+}
+
+/// The model's `line_of_sight_masking` (the mask it was trained with).
+fn line_of_sight(config: &ModelConfig) -> bool {
+    config.json["custom_model_config"]["line_of_sight_masking"]
+        .as_bool()
+        .unwrap_or(false)
+}
+
+/// The search settings a checkpoint was trained with, if it records them, else
+/// `fallback`; the discount comes from `training_gamma` when present.
+fn trained_search(config: &ModelConfig, fallback: MctsConfig) -> MctsConfig {
+    let mut search = config
+        .json
+        .get("training_mcts_config")
+        .and_then(|v| serde_json::from_value::<MctsConfig>(v.clone()).ok())
+        .unwrap_or(fallback);
+    if let Some(gamma) = config.json["training_gamma"].as_f64() {
+        search.gamma = gamma;
+    }
+    search
+}
+
+impl NetworkAgents for ServiceAgents {
+    fn build(
+        &self,
+        kind: NetworkKind,
+        path: &Path,
+        options: &SpecOptions,
+        player: usize,
+        config: &Config,
+    ) -> Result<Box<dyn Agent>, AgentSpecError> {
+        let spec = || {
+            AgentSpec::Network {
+                kind,
+                path: path.to_path_buf(),
+                options: options.clone(),
+            }
+            .to_string()
+        };
+        let (handle, model) = self.load(path).map_err(|e| AgentSpecError::Network {
+            spec: spec(),
+            message: e.to_string(),
+        })?;
+        if model.world_size != config.world_size || model.abilities != config.abilities {
+            return Err(AgentSpecError::Network {
+                spec: spec(),
+                message: format!(
+                    "the model was built for a {} world with {:?}, the env is {} with {:?}",
+                    model.world_size, model.abilities, config.world_size, config.abilities
+                ),
+            });
+        }
+        let evaluator = NetEvaluator::new(handle);
+        let los = line_of_sight(&model);
+        Ok(match kind {
+            NetworkKind::Bc => {
+                let temperature = if options.argmax() == Some(true) {
+                    0.0
+                } else {
+                    options.temperature().unwrap_or(1.0) as f32
+                };
+                Box::new(PolicyAgent::new(evaluator, config, los, temperature))
+            }
+            NetworkKind::Pikl | NetworkKind::AssistanceZero => {
+                let mut search = match kind {
+                    NetworkKind::Pikl => MctsConfig::pikl_human(),
+                    _ => {
+                        // Train-time settings, but the evaluation's 20 simulations
+                        // (appendix E.4) unless asked otherwise.
+                        let mut s = trained_search(&model, MctsConfig::default());
+                        s.num_simulations = MctsConfig::assistant_evaluation().num_simulations;
+                        s
+                    }
+                };
+                if let Some(sims) = options.sims() {
+                    search.num_simulations = sims as usize;
+                }
+                if let Some(t) = options.temperature() {
+                    search.temperature = t;
+                }
+                if let Some(argmax) = options.argmax() {
+                    search.argmax_tree_policy = argmax;
+                }
+                Box::new(SearchAgent::new(evaluator, config, player, los, search))
+            }
+        })
+    }
+}
