@@ -111,13 +111,15 @@ fn a_network_for_another_world_is_refused_by_name() {
     );
 }
 
-/// The shared AssistanceZero test assistant plans with MCTS against the shared
-/// test human model (sampling its policy) and against a piKL search on it, in the
+/// The shared AssistanceZero test assistant plans with MCTS against a heuristic
+/// human (the reference's builders need teleportation, so the random agent), the
+/// shared test human model sampling its policy, and a piKL search on it, in the
 /// paper's 11x10x10 walking setting.
 #[test]
 fn shared_checkpoints_play_end_to_end() {
     let _torch = crate::nn::torch();
     for human in [
+        "heuristic:random",
         "bc:../shared/models/az_test_human.json",
         "pikl:../shared/models/az_test_human.json?sims=3",
     ] {
