@@ -6,13 +6,13 @@ use std::time::{Duration, Instant};
 use malmo_bridge::agent::{AgentError, AgentMission, Timeouts, reserve_clients, start_role};
 use malmo_bridge::block::Block;
 use malmo_bridge::command::{Command, Number};
+use malmo_bridge::decoded::{DecodeError, DecodedObservation};
 use malmo_bridge::emulator::{Emulator, EmulatorConfig, EmulatorError};
 use malmo_bridge::grid::{BlockGrid, WorldSize};
 use malmo_bridge::mission::{Mission, Player, PlayerName, Role};
 use malmo_bridge::mission_init::{
     AgentPorts, ClientAgentConnection, ExperimentId, MissionInit, MissionInitForm, ServerConnection,
 };
-use malmo_bridge::decoded::{DecodeError, DecodedObservation};
 use malmo_bridge::observation::{Observation, ObservationError};
 use serde_json::{Map, Value, json};
 
@@ -254,8 +254,8 @@ mod tests {
 
     #[test]
     fn round_trips_through_the_emulator_are_timed() {
-        let p = time_round_trips(20, 2, Duration::from_millis(1)).unwrap();
-        assert_eq!(p.samples, 20);
+        let p = time_round_trips(10, 2, Duration::from_millis(5)).unwrap();
+        assert_eq!(p.samples, 10);
         assert!(p.median > Duration::ZERO && p.median <= p.p99 && p.p99 <= p.max);
         assert!(p.max < Duration::from_secs(3), "{p:?}");
     }
