@@ -542,11 +542,10 @@ impl AgentMission {
                     });
                 }
                 Ok(Ok(MissionEvent::Observation { json, .. })) => {
+                    // The fast reader, as the daemon reads observations.
                     let echoed = (!plain || json.contains(&quoted))
-                        && crate::observation::Observation::parse(json.as_bytes())
-                            .ok()
-                            .and_then(|o| o.commands)
-                            .is_some_and(|c| c.contains(&echo));
+                        && crate::decoded::DecodedObservation::decode(json.as_bytes())
+                            .is_ok_and(|o| o.commands.contains(&echo));
                     if echoed {
                         return Ok(RoundTrip {
                             elapsed: sent.elapsed(),
