@@ -138,10 +138,12 @@ pub enum RoundTripError {
 /// emulator runs in this process on free ports with an observation every `tick`
 /// (the mod's is 50 ms; a command waits for the next tick, so a short tick keeps
 /// that wait from hiding the bridge's own cost), one human in an 11x10x10 world,
-/// and our agent side sends `tp` commands to alternating cells, timing each from
-/// the write to the arrival of the first observation that echoes it
-/// ([`AgentMission::round_trip`]), `warmup` times untimed and then `iterations`
-/// times.
+/// and our agent side sends `tp` commands to alternating cells, `warmup` times
+/// untimed and then `iterations` times. Each trip is timed from the write to the
+/// arrival of the first observation that echoes the command
+/// ([`AgentMission::round_trip`], which reads it with the fast reader). Each
+/// command leaves just after the previous one's observation, so every trip
+/// includes about one whole tick of waiting.
 pub fn time_round_trips(
     iterations: usize,
     warmup: usize,

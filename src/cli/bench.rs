@@ -29,6 +29,8 @@ pub enum BenchCommand {
     /// The emulator runs in this process with an observation every --tick-ms
     /// (1 ms by default; the real mod's tick is 50 ms, and a command waits for
     /// the next tick, so with the real tick the wait would hide the bridge).
+    /// Each command is sent right after the previous one's observation, so each
+    /// trip includes about one whole tick of waiting.
     ///
     /// Example: mbag bench bridge --iterations 20000 --round-trips 5000
     Bridge(BridgeBenchArgs),
@@ -388,7 +390,8 @@ fn bridge(args: &BridgeBenchArgs) -> anyhow::Result<u8> {
     println!();
     println!(
         "round trip: p50 {:.0} us, p99 {:.0} us = {:.2}x the 2 ms p99 target ({}); \
-         up to one emulator tick ({} ms) of it is waiting for the next tick",
+         each command leaves just after an observation, so about one emulator tick \
+         ({} ms, as tokio's timer rounds it) of every trip is waiting for the next tick",
         us(trips.median),
         us(trips.p99),
         trips.p99.as_secs_f64() / ROUND_TRIP_TARGET.as_secs_f64(),
