@@ -3,8 +3,16 @@
 
 use std::time::{Duration, Instant};
 
+use malmo_bridge::agent::{AgentError, AgentMission, Timeouts, reserve_clients, start_role};
 use malmo_bridge::block::Block;
+use malmo_bridge::command::{Command, Number};
 use malmo_bridge::decoded::{DecodeError, DecodedObservation};
+use malmo_bridge::emulator::{Emulator, EmulatorConfig, EmulatorError};
+use malmo_bridge::grid::{BlockGrid, WorldSize};
+use malmo_bridge::mission::{Mission, Player, PlayerName, Role};
+use malmo_bridge::mission_init::{
+    AgentPorts, ClientAgentConnection, ExperimentId, MissionInit, MissionInitForm, ServerConnection,
+};
 use malmo_bridge::observation::{Observation, ObservationError};
 use serde_json::{Map, Value, json};
 
@@ -109,6 +117,108 @@ pub fn grow_observation(observation: &Map<String, Value>, target_len: usize) -> 
     }
 }
 
+/// Why the round-trip measurement could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum RoundTripError {
+    /// The emulator did not start.
+    #[error("starting the emulator: {0}")]
+    Emulator(#[from] EmulatorError),
+    /// The mission could not be built.
+    #[error("building the mission: {0}")]
+    Mission(String),
+    /// The agent side failed.
+    #[error("agent side: {0}")]
+    Agent(#[from] AgentError),
+    /// No tokio runtime.
+    #[error("starting the tokio runtime: {0}")]
+    Runtime(#[from] std::io::Error),
+}
+
+/// Command-to-observation round trips through the emulator on loopback: the
+/// emulator runs in this process on free ports with an observation every `tick`
+/// (the mod's is 50 ms; a command waits for the next tick, so a short tick keeps
+/// that wait from hiding the bridge's own cost), one human in an 11x10x10 world,
+/// and our agent side sends `tp` commands to alternating cells, `warmup` times
+/// untimed and then `iterations` times. Each trip is timed from the write to the
+/// arrival of the first observation that echoes the command
+/// ([`AgentMission::round_trip`], which reads it with the fast reader). Each
+/// command leaves just after the previous one's observation, so every trip
+/// includes about one whole tick of waiting.
+pub fn time_round_trips(
+    iterations: usize,
+    warmup: usize,
+    tick: Duration,
+) -> Result<Percentiles, RoundTripError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let config = EmulatorConfig {
+            world_delay: Duration::ZERO,
+            tick,
+            ..EmulatorConfig::ephemeral(1)
+        };
+        let emulator = Emulator::start(config).await?;
+        let mut mission = begin_one_player_mission(&emulator).await?;
+        let mut samples = Vec::with_capacity(iterations);
+        for i in 0..warmup + iterations {
+            let x = if i % 2 == 0 { 2.5 } else { 3.5 };
+            let command = Command::Teleport {
+                x: Number::Float(x),
+                y: Number::Int(2),
+                z: Number::Float(2.5),
+            };
+            let trip = mission.round_trip(&command).await?;
+            if i >= warmup {
+                samples.push(trip.elapsed);
+            }
+        }
+        mission.quit().await?;
+        emulator.shutdown().await;
+        Ok(Percentiles::of(&mut samples).expect("at least one iteration"))
+    })
+}
+
+/// Starts a one-human mission on the emulator's only client and waits for it to
+/// begin.
+async fn begin_one_player_mission(emulator: &Emulator) -> Result<AgentMission, RoundTripError> {
+    let size = WorldSize::new(11, 10, 10).map_err(|e| RoundTripError::Mission(e.to_string()))?;
+    let name = PlayerName::new("human").map_err(|e| RoundTripError::Mission(e.to_string()))?;
+    let mission = Mission::new(
+        &BlockGrid::flat(size),
+        &BlockGrid::flat(size),
+        vec![Player::human(name)],
+    )
+    .map_err(|e| RoundTripError::Mission(e.to_string()))?;
+    let experiment = "bench-round-trip";
+    let experiment_id =
+        ExperimentId::new(experiment).map_err(|e| RoundTripError::Mission(e.to_string()))?;
+    let timeouts = Timeouts {
+        begin: Duration::from_secs(10),
+        ..Timeouts::default()
+    };
+    let pool = emulator.pool();
+    let reserved = reserve_clients(&pool, 1, experiment, &timeouts).await?;
+    let client = reserved[0].clone();
+    let document = mission.document(Role(0));
+    let init = move |ports: &AgentPorts, server: Option<&ServerConnection>| {
+        let connection = ClientAgentConnection {
+            client_address: client.host.clone(),
+            client_mission_control_port: client.control_port,
+            client_commands_port: 0,
+            agent_address: "127.0.0.1".into(),
+            agent_ports: *ports,
+        };
+        MissionInit::new(document, experiment_id, Role(0), connection)
+            .with_server(server.cloned())
+            .render(MissionInitForm::Compact)
+    };
+    let mut agent = start_role(&reserved, 0, experiment, false, init, timeouts).await?;
+    agent.wait_until_begun().await?;
+    Ok(agent)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,6 +252,14 @@ mod tests {
         let obs = read_observation(&grown).unwrap();
         assert_eq!(obs.grid("world").unwrap().len(), 1);
         assert!(!obs.events.is_empty());
+    }
+
+    #[test]
+    fn round_trips_through_the_emulator_are_timed() {
+        let p = time_round_trips(10, 2, Duration::from_millis(5)).unwrap();
+        assert_eq!(p.samples, 10);
+        assert!(p.median > Duration::ZERO && p.median <= p.p99 && p.p99 <= p.max);
+        assert!(p.max < Duration::from_secs(3), "{p:?}");
     }
 
     #[test]

@@ -89,6 +89,9 @@ pub enum MalmoCommand {
     ///
     /// mbag malmo emulator --until-stdin-closes < fifo
     /// (for tests that spawn it: closing its stdin stops it cleanly)
+    ///
+    /// mbag malmo emulator --clients 2 --port 0 --transcript t.jsonl
+    /// (free ports; every control exchange and command line goes to t.jsonl)
     Emulator(EmulatorArgs),
 }
 
@@ -108,6 +111,12 @@ pub struct EmulatorArgs {
     /// Stop when standard input reaches its end (as well as on Ctrl-C).
     #[arg(long)]
     pub until_stdin_closes: bool,
+    /// Write what agents send to FILE as JSON lines, flushed as they come: every
+    /// control exchange (`{"client":0,"channel":"control","received":"MALMO_...",
+    /// "reply":"MALMOOK"}`) and every command line (`"channel":"commands"`), for
+    /// comparing agents (the differential test of MalmoPython and mbag).
+    #[arg(long, value_name = "FILE")]
+    pub transcript: Option<PathBuf>,
 }
 
 /// Where the goal comes from.
@@ -237,10 +246,19 @@ pub fn run(command: MalmoCommand) -> anyhow::Result<u8> {
 }
 
 fn emulator(args: &EmulatorArgs) -> anyhow::Result<u8> {
-    use malmo_bridge::emulator::{Emulator, EmulatorConfig, Ports};
+    use malmo_bridge::emulator::{Emulator, EmulatorConfig, Ports, Transcript};
 
     ensure!(args.clients > 0, "--clients must be at least 1");
+    let transcript = match &args.transcript {
+        Some(path) => {
+            let file = std::fs::File::create(path)
+                .with_context(|| format!("creating {}", path.display()))?;
+            Some(Transcript::to_writer(file))
+        }
+        None => None,
+    };
     let config = EmulatorConfig {
+        transcript,
         ports: if args.port == 0 {
             Ports::Ephemeral
         } else {

@@ -6,6 +6,9 @@ mod goal_transforms;
 mod golden_episodes;
 mod malmo_cli;
 mod malmo_emulator_cli;
+// The real MalmoPython against the emulator, and the differential test of our
+// agent side against it.
+mod malmopython_peer;
 // The networks: golden parity, weight loading, checkpoints.
 mod nn;
 // The inference service, under the same libtorch lock.

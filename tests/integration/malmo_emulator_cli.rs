@@ -1,5 +1,6 @@
 //! `mbag malmo emulator`: it serves the mod's control protocol on the ports it
-//! prints, and stops cleanly when its standard input closes.
+//! prints, records what it received with --transcript, and stops cleanly when
+//! its standard input closes.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -8,9 +9,13 @@ use std::time::{Duration, Instant};
 
 #[test]
 fn the_emulator_answers_reservations_and_stops_when_stdin_closes() {
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("transcript.jsonl");
     let mut child = Command::new(env!("CARGO_BIN_EXE_mbag"))
         .args(["malmo", "emulator", "--clients", "2", "--port", "0"])
         .arg("--until-stdin-closes")
+        .arg("--transcript")
+        .arg(&transcript)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -21,8 +26,10 @@ fn the_emulator_answers_reservations_and_stops_when_stdin_closes() {
     stdout.read_line(&mut ready).unwrap();
     let ports: Vec<u16> = ready
         .trim()
-        .rsplit(' ')
-        .take(2)
+        .split_once("ports ")
+        .unwrap_or_else(|| panic!("not the ready line: {ready:?}"))
+        .1
+        .split(' ')
         .map(|pair| pair.split('/').next().unwrap().parse().unwrap())
         .collect();
     assert_eq!(ports.len(), 2, "{ready}");
@@ -48,6 +55,12 @@ fn the_emulator_answers_reservations_and_stops_when_stdin_closes() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert!(status.success());
+    // The exchange is in the transcript, as the differential test reads it.
+    assert_eq!(
+        std::fs::read_to_string(&transcript).unwrap(),
+        "{\"client\":0,\"channel\":\"control\",\
+         \"received\":\"MALMO_REQUEST_CLIENT:0.38.0:20000:cli-test\",\"reply\":\"MALMOOK\"}\n"
+    );
 }
 
 #[test]

@@ -6,7 +6,11 @@ Run by tests/integration/malmopython_peer.rs with the interpreter of
 emulator` running in another process: MalmoPython does not release the GIL while it
 blocks, so a peer in the same process would deadlock.
 
-Usage: malmopython_mission.py HOST BASE_PORT EXPERIMENT_ID ROLE0.xml [ROLE1.xml ...]
+Usage: malmopython_mission.py HOST PORTS EXPERIMENT_ID ROLE0.xml [ROLE1.xml ...]
+
+PORTS is client 0's control port, the others following it (10000 means 10000,
+10001, ...), or every client's control port, comma-separated (an emulator on free
+ports).
 """
 
 import json
@@ -45,11 +49,14 @@ def start(agent_host, xml, pool, role, experiment_id, deadline):
 
 
 def main():
-    host, base_port, experiment_id = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    host, ports, experiment_id = sys.argv[1], sys.argv[2], sys.argv[3]
     xmls = [open(path).read() for path in sys.argv[4:]]
+    ports = [int(p) for p in ports.split(",")]
+    if len(ports) == 1:
+        ports = [ports[0] + i for i in range(len(xmls))]
     pool = MalmoPython.ClientPool()
-    for i in range(len(xmls)):
-        pool.add(MalmoPython.ClientInfo(host, base_port + i))
+    for port in ports:
+        pool.add(MalmoPython.ClientInfo(host, port))
     hosts = []
     report = {"roles": []}
     deadline = time.time() + 60

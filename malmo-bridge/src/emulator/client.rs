@@ -15,6 +15,7 @@ use crate::frame::{FrameError, LineDecoder, encode_frame};
 use crate::mission_init::{MissionInit, ServerConnection};
 
 use super::faults::Faults;
+use super::transcript::{TranscriptChannel, TranscriptEntry};
 use super::{EmulatorError, Shared, mod_version, session};
 
 /// The longest control line the mod reads.
@@ -217,15 +218,29 @@ async fn exchange(
         Err(_) => return false,
     };
     let text = String::from_utf8_lossy(&line).into_owned();
+    let record = |reply: Option<String>| {
+        if let Some(transcript) = &shared.config.transcript {
+            transcript.record(TranscriptEntry {
+                client: client.index,
+                channel: TranscriptChannel::Control,
+                received: text.clone(),
+                reply,
+            });
+        }
+    };
     let request = match text.parse::<ControlRequest>() {
         Ok(request) => request,
         Err(e) => {
             // The mod closes the socket without a reply.
             log::info!("client {}: {e}; closing without a reply", client.index);
+            record(None);
             return false;
         }
     };
     let (reply, start) = decide(client, shared, &request);
+    // Recorded before the reply leaves, so an agent that has its reply finds
+    // the exchange in the transcript.
+    record(Some(reply.to_string()));
     log::info!(
         "client {}: {} -> {}",
         client.index,

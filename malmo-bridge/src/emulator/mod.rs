@@ -17,6 +17,8 @@
 //!   [`ray`] casts the line of sight.
 //! * [`human`]: a [`ScriptedHuman`] for tests that play a human player.
 //! * [`faults`]: per-client [`Faults`] hooks that make a client misbehave.
+//! * [`transcript`]: an optional [`Transcript`] of every control exchange and
+//!   command line the clients handled, for differential tests of agents.
 //!
 //! # What is simplified
 //!
@@ -47,6 +49,7 @@ pub mod ray;
 pub mod server;
 mod server_commands;
 mod session;
+pub mod transcript;
 pub mod world;
 
 use std::collections::HashMap;
@@ -66,6 +69,7 @@ pub use client::{ClientHandle, ClientStatus};
 pub use faults::{Corruption, FaultChannel, Faults};
 pub use human::{HumanAction, HumanError, ScriptedHuman};
 pub use server::{ServerGone, WorldHandle};
+pub use transcript::{Transcript, TranscriptChannel, TranscriptEntry};
 
 /// Which ports the clients listen on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,6 +107,9 @@ pub struct EmulatorConfig {
     pub replaceable: bool,
     /// Time between observations (the mod: one per client tick, 50 ms).
     pub tick: Duration,
+    /// Where to record what agents send (control exchanges and command lines);
+    /// `None` records nothing.
+    pub transcript: Option<Transcript>,
 }
 
 impl EmulatorConfig {
@@ -119,6 +126,7 @@ impl EmulatorConfig {
             join_timeout: Duration::from_secs(100),
             replaceable: false,
             tick: Duration::from_millis(50),
+            transcript: None,
         }
     }
 

@@ -23,6 +23,7 @@ use super::Shared;
 use super::client::Client;
 use super::faults::{FaultChannel, Faults};
 use super::server::{self, WorldHandle, WorldRequest};
+use super::transcript::{TranscriptChannel, TranscriptEntry};
 
 /// The ping the mod sends on mission control.
 pub(crate) const PING: &str = r#"<?xml version="1.0" encoding="UTF-8"?><ping/>"#;
@@ -341,6 +342,14 @@ impl Session {
                     let commands = self.queued_commands();
                     for line in &commands {
                         log::debug!("{}: command {line:?}", self.tag());
+                        if let Some(transcript) = &self.shared.config.transcript {
+                            transcript.record(TranscriptEntry {
+                                client: self.client.index,
+                                channel: TranscriptChannel::Commands,
+                                received: line.clone(),
+                                reply: None,
+                            });
+                        }
                     }
                     let Ok(outcome) = world.tick(self.role, commands).await else {
                         return self.end_with(MissionEndedStatus::ModServerUnreachable, "the server stopped").await;
