@@ -17,6 +17,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use super::{Agent, AgentError, Internals};
+use crate::mcts::search::sample_weighted;
 use crate::mcts::{Decision, Evaluator, LeafQuery, MctsConfig, Search};
 use crate::sim::action::{Action, FlatLayout};
 use crate::sim::config::{Abilities, Config};
@@ -298,15 +299,7 @@ fn sample_masked(logits: &[f32], mask: &[bool], temperature: f32, rng: &mut impl
             }
         })
         .collect();
-    let total: f64 = weights.iter().sum();
-    let mut u = rng.random::<f64>() * total;
-    for (i, &w) in weights.iter().enumerate() {
-        if u < w {
-            return i;
-        }
-        u -= w;
-    }
-    weights.iter().rposition(|&w| w > 0.0).unwrap_or(0)
+    sample_weighted(&weights, rng)
 }
 
 #[cfg(test)]

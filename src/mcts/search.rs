@@ -466,7 +466,7 @@ impl<S: Clone> Search<S> {
                 &expansion.other_action_probs,
                 self.config.use_other_agent_action_predictor,
             ) {
-                (Some(probs), true) => sample_index(probs, &mut self.rng) as u32,
+                (Some(probs), true) => sample_weighted(probs, &mut self.rng) as u32,
                 _ => 0,
             }
         };
@@ -675,7 +675,7 @@ impl<S: Clone> Search<S> {
         } else if self.config.argmax_tree_policy {
             argmax(sparse.iter().copied())
         } else {
-            Some(sample_index_f64(&sparse, &mut self.rng))
+            Some(sample_weighted(&sparse, &mut self.rng))
         };
         let action = position.map_or(0, |i| root.actions[i] as usize);
         let mut policy = vec![0f32; n];
@@ -806,28 +806,19 @@ fn type_sums<S>(node: &Node<S>, priors: &[f32]) -> [f32; NUM_ACTION_TYPES] {
     sums
 }
 
-fn sample_index(probs: &[f32], rng: &mut impl Rng) -> usize {
-    let total: f32 = probs.iter().sum();
-    let mut u = rng.random::<f32>() * total;
-    for (i, &p) in probs.iter().enumerate() {
-        if u < p {
-            return i;
-        }
-        u -= p;
-    }
-    probs.iter().rposition(|&p| p > 0.0).unwrap_or(0)
-}
-
-fn sample_index_f64(probs: &[f64], rng: &mut impl Rng) -> usize {
-    let total: f64 = probs.iter().sum();
+/// Draws an index with probability proportional to its weight (weights need not
+/// sum to 1); the last positive weight if rounding runs past the end.
+pub(crate) fn sample_weighted<T: Copy + Into<f64>>(weights: &[T], rng: &mut impl Rng) -> usize {
+    let total: f64 = weights.iter().map(|&w| w.into()).sum();
     let mut u = rng.random::<f64>() * total;
-    for (i, &p) in probs.iter().enumerate() {
-        if u < p {
+    for (i, &w) in weights.iter().enumerate() {
+        let w = w.into();
+        if u < w {
             return i;
         }
-        u -= p;
+        u -= w;
     }
-    probs.iter().rposition(|&p| p > 0.0).unwrap_or(0)
+    weights.iter().rposition(|&w| w.into() > 0.0).unwrap_or(0)
 }
 
 /// A Dirichlet sample of `n` components with concentration `alpha`. Tiny
