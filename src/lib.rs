@@ -15,6 +15,7 @@
 pub mod agents;
 pub mod bench;
 pub mod cli;
+pub mod daemon;
 pub mod eval;
 pub mod golden;
 pub mod mcts;

@@ -1,0 +1,234 @@
+//! An agent on its own thread, asked for actions from async code without ever
+//! blocking it: the request goes over a bounded channel with `try_send`, and the
+//! answer comes back on a oneshot the caller awaits.
+//!
+//! The daemon's network tasks must keep reading Minecraft while an assistant
+//! searches for hundreds of milliseconds; this is how they ask.
+
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender, TrySendError, bounded};
+use tokio::sync::oneshot;
+
+use crate::agents::{Agent, AgentError};
+use crate::sim::action::Action;
+use crate::sim::obs::Observation;
+
+/// Why an agent thread could not answer.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentThreadError {
+    /// A request is still being worked on (the caller asked again too early).
+    #[error("agent {0} is still busy with the previous request")]
+    Busy(String),
+    /// The thread has stopped (shut down or panicked).
+    #[error("agent {0} has stopped")]
+    Stopped(String),
+    /// The agent itself failed.
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+}
+
+/// An action and how long the agent took to choose it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Timed {
+    /// The action.
+    pub action: Action,
+    /// Time from the thread picking the request up to the answer.
+    pub took: Duration,
+}
+
+enum Request {
+    Act {
+        observation: Box<Observation>,
+        reply: oneshot::Sender<Result<Timed, AgentError>>,
+    },
+    Reset {
+        seed: u64,
+    },
+}
+
+/// A thread owning one agent.
+#[derive(Debug)]
+pub struct AgentThread {
+    name: String,
+    requests: Option<Sender<Request>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl AgentThread {
+    /// Starts the thread; `name` names it in errors and in the thread list.
+    pub fn spawn(name: impl Into<String>, agent: Box<dyn Agent>) -> std::io::Result<Self> {
+        let name = name.into();
+        // One request in flight plus a reset queued behind it.
+        let (requests, inbox) = bounded(2);
+        let thread = thread::Builder::new()
+            .name(format!("agent-{name}"))
+            .spawn(move || serve(agent, inbox))?;
+        Ok(Self {
+            name,
+            requests: Some(requests),
+            thread: Some(thread),
+        })
+    }
+
+    /// Asks for the action for `observation`, without blocking the caller's
+    /// executor.
+    pub async fn act(&self, observation: Observation) -> Result<Timed, AgentThreadError> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Request::Act {
+            observation: Box::new(observation),
+            reply,
+        })?;
+        match answer.await {
+            Ok(result) => Ok(result?),
+            // The thread dropped the reply: it panicked or was shut down.
+            Err(_) => Err(AgentThreadError::Stopped(self.name.clone())),
+        }
+    }
+
+    /// Starts a new episode on the agent (after any request in flight).
+    pub fn reset(&self, seed: u64) -> Result<(), AgentThreadError> {
+        self.send(Request::Reset { seed })
+    }
+
+    fn send(&self, request: Request) -> Result<(), AgentThreadError> {
+        let requests = self
+            .requests
+            .as_ref()
+            .ok_or_else(|| AgentThreadError::Stopped(self.name.clone()))?;
+        requests.try_send(request).map_err(|e| match e {
+            TrySendError::Full(_) => AgentThreadError::Busy(self.name.clone()),
+            TrySendError::Disconnected(_) => AgentThreadError::Stopped(self.name.clone()),
+        })
+    }
+
+    /// Stops the thread after the request in flight and waits for it. Blocking:
+    /// call it from a blocking context (it is also what `Drop` does).
+    pub fn shutdown(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        self.requests = None;
+        if let Some(thread) = self.thread.take()
+            && thread.join().is_err()
+        {
+            log::error!("agent thread {} panicked", self.name);
+        }
+    }
+}
+
+impl Drop for AgentThread {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn serve(mut agent: Box<dyn Agent>, inbox: Receiver<Request>) {
+    for request in inbox {
+        match request {
+            Request::Act { observation, reply } => {
+                let started = Instant::now();
+                let result = agent.try_act(&observation).map(|action| Timed {
+                    action,
+                    took: started.elapsed(),
+                });
+                // A caller that gave up is no error.
+                let _ = reply.send(result);
+            }
+            Request::Reset { seed } => agent.reset(seed),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agents::Internals;
+    use crate::sim::coords::WorldSize;
+
+    /// Takes its time, then NOOPs; panics when asked at timestep 99.
+    #[derive(Debug)]
+    struct Slow {
+        delay: Duration,
+        resets: u64,
+    }
+
+    impl Agent for Slow {
+        fn name(&self) -> &'static str {
+            "Slow"
+        }
+        fn reset(&mut self, _seed: u64) {
+            self.resets += 1;
+        }
+        fn act(&mut self, obs: &Observation) -> Action {
+            assert_ne!(obs.timestep, 99, "asked to fail");
+            thread::sleep(self.delay);
+            Action::NOOP
+        }
+        fn internals(&self) -> Internals<'_> {
+            Internals::None
+        }
+    }
+
+    fn obs(t: i32) -> Observation {
+        let mut o = Observation::new(WorldSize::new(3, 3, 3), 1);
+        o.timestep = t;
+        o
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_slow_agent_never_blocks_the_executor() {
+        let agent = AgentThread::spawn(
+            "slow",
+            Box::new(Slow {
+                delay: Duration::from_millis(150),
+                resets: 0,
+            }),
+        )
+        .unwrap();
+        // On a single-threaded runtime, a ticker keeps running while the agent
+        // thinks: the await yields instead of blocking.
+        let ticks = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let counter = ticks.clone();
+        let ticker = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        });
+        let answer = agent.act(obs(0)).await.unwrap();
+        assert_eq!(answer.action, Action::NOOP);
+        assert!(answer.took >= Duration::from_millis(150));
+        assert!(ticks.load(std::sync::atomic::Ordering::Relaxed) >= 5);
+        ticker.abort();
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn asking_twice_at_once_is_busy_and_a_panic_is_stopped() {
+        let agent = AgentThread::spawn(
+            "slow",
+            Box::new(Slow {
+                delay: Duration::from_millis(100),
+                resets: 0,
+            }),
+        )
+        .unwrap();
+        let (a, b, c) = tokio::join!(agent.act(obs(0)), agent.act(obs(1)), agent.act(obs(2)));
+        // Capacity 2: the third request finds the queue full.
+        assert!(a.is_ok() && b.is_ok());
+        assert!(matches!(c, Err(AgentThreadError::Busy(_))), "{c:?}");
+        let failed = agent.act(obs(99)).await;
+        assert!(
+            matches!(failed, Err(AgentThreadError::Stopped(_))),
+            "{failed:?}"
+        );
+        assert!(matches!(
+            agent.act(obs(3)).await,
+            Err(AgentThreadError::Stopped(_))
+        ));
+        // Dropping a panicked thread logs instead of panicking again.
+        drop(agent);
+    }
+}
