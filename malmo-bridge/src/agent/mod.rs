@@ -14,6 +14,7 @@ mod error;
 mod listeners;
 mod mission;
 mod probe;
+mod start;
 
 pub use client::{COMMANDS_PORT_OFFSET, ClientAddr, DEFAULT_CONTROL_PORT, MAX_REPLY_LEN, exchange};
 pub use error::{AgentError, Attempt, Attempts, ContactError, Stage};
@@ -24,3 +25,4 @@ pub use mission::{
     start_role,
 };
 pub use probe::{Availability, Liveness, ProbeReport, probe};
+pub use start::{begin_all, start_mission};

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use malmo_bridge::agent::{
-    AgentError, AgentMission, MissionEvent, Timeouts, reserve_clients, start_role,
+    AgentError, AgentMission, MissionEvent, Timeouts, start_mission,
 };
 use malmo_bridge::block::Block;
 use malmo_bridge::emulator::{Emulator, EmulatorConfig};
@@ -92,24 +92,8 @@ pub async fn start(
     mission: &Mission,
     experiment: &str,
 ) -> Result<Vec<AgentMission>, AgentError> {
-    let pool = emulator.pool();
-    let t = timeouts();
-    let reserved = reserve_clients(&pool, mission.num_agents(), experiment, &t).await?;
-    let mut missions = Vec::new();
-    for role in mission.roles() {
-        let r = role.0 as usize;
-        let clients = if r == 0 { &reserved } else { &pool };
-        let client = &clients[r % clients.len()];
-        let video = Some(role) == mission.spectator_role();
-        let init = init_for(
-            mission,
-            role.0,
-            experiment,
-            (&client.host, client.control_port),
-        );
-        missions.push(start_role(clients, r, experiment, video, init, t).await?);
-    }
-    Ok(missions)
+    let experiment = ExperimentId::new(experiment).unwrap();
+    start_mission(&emulator.pool(), mission, &experiment, "127.0.0.1", timeouts()).await
 }
 
 /// Starts every role and waits until all have begun.
