@@ -7,10 +7,7 @@ use std::str::FromStr;
 
 use anyhow::{Context, bail, ensure};
 use clap::{Args, Subcommand, ValueEnum};
-use malmo_bridge::grid::{BlockGrid, WorldSize as GridSize};
-use malmo_bridge::mission::{
-    Boundary, Mission, MissionLayout, Player, PlayerName, Role, Spectator,
-};
+use malmo_bridge::mission::{MissionLayout, Role};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde_json::{Value, json};
@@ -338,7 +335,7 @@ fn mission_xml(args: &MissionXmlArgs) -> anyhow::Result<u8> {
     };
     // The environment copies the palette column into the build area, as at reset.
     env.reset_with_goal(goal, &mut rng);
-    let mission = mission_for(&config, env.goal(), &env.state().blocks)?;
+    let mission = crate::daemon::session::mission_for(&config, env.goal(), &env.state().blocks)?;
     let role = Role(args.role);
     ensure!(
         (role.0 as usize) < mission.num_agents(),
@@ -449,35 +446,4 @@ fn goal_from_file(path: &PathBuf, size: WorldSize, palette: bool) -> anyhow::Res
         }
     }
     Ok(goal)
-}
-
-/// The mission the reference generates for this config and these grids.
-pub fn mission_for(config: &Config, goal: &Blocks, current: &Blocks) -> anyhow::Result<Mission> {
-    let s = goal.size();
-    let size = GridSize::new(s.width as u32, s.height as u32, s.depth as u32)?;
-    let grid = |blocks: &Blocks| BlockGrid::from_mbag_ids(size, blocks.ids());
-    let players = config
-        .players
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let name = match &p.player_name {
-                Some(name) => PlayerName::truncated(name)?,
-                None => PlayerName::default_for(i),
-            };
-            Ok(if p.is_human {
-                Player::human(name)
-            } else {
-                Player::ai(name)
-            })
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let boundary = if config.malmo.restrict_players {
-        Boundary::Walled
-    } else {
-        Boundary::Open
-    };
-    Ok(Mission::new(&grid(goal)?, &grid(current)?, players)?
-        .with_spectator(config.malmo.use_spectator.then(Spectator::default))
-        .with_boundary(boundary))
 }

@@ -3,5 +3,7 @@
 //! talks to without blocking its tasks.
 //!
 //! - [`agent_thread`]: an agent on its own thread, asked from async code.
+//! - [`session`]: the mission for an episode, started on Minecraft clients.
 
 pub mod agent_thread;
+pub mod session;

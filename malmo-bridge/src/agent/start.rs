@@ -81,6 +81,9 @@ pub async fn begin_all(missions: Vec<AgentMission>) -> Result<Vec<AgentMission>,
     }
     match first_error {
         Some((_, e)) => Err(e),
-        None => Ok(begun.into_iter().map(|m| m.expect("every role begun")).collect()),
+        None => Ok(begun
+            .into_iter()
+            .map(|m| m.expect("every role begun"))
+            .collect()),
     }
 }

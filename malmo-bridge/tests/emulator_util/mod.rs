@@ -4,9 +4,7 @@
 
 use std::time::Duration;
 
-use malmo_bridge::agent::{
-    AgentError, AgentMission, MissionEvent, Timeouts, start_mission,
-};
+use malmo_bridge::agent::{AgentError, AgentMission, MissionEvent, Timeouts, start_mission};
 use malmo_bridge::block::Block;
 use malmo_bridge::emulator::{Emulator, EmulatorConfig};
 use malmo_bridge::grid::{BlockGrid, WorldSize};
@@ -93,7 +91,14 @@ pub async fn start(
     experiment: &str,
 ) -> Result<Vec<AgentMission>, AgentError> {
     let experiment = ExperimentId::new(experiment).unwrap();
-    start_mission(&emulator.pool(), mission, &experiment, "127.0.0.1", timeouts()).await
+    start_mission(
+        &emulator.pool(),
+        mission,
+        &experiment,
+        "127.0.0.1",
+        timeouts(),
+    )
+    .await
 }
 
 /// Starts every role and waits until all have begun.
