@@ -437,7 +437,7 @@ mod tests {
     fn patched_mod_keys_decode_on_both_paths() {
         let fast = r#"{"Name":"human","mbag_mod_version":"0.38.0+mbag.1","block_changes":[{"seq":3,"tick":40,"player":"assistant","action":"break","x":1,"y":2,"z":3,"type":"wool"}]}"#;
         // An escaped key sends the whole document down serde's path.
-        let general = fast.replace(r#""Name""#, r#""Name""#);
+        let general = fast.replace(r#""Name""#, r#""N\u0061me""#);
         for text in [fast, general.as_str()] {
             let decoded = DecodedObservation::decode(text.as_bytes()).unwrap();
             let full = Observation::parse(text.as_bytes()).unwrap();
