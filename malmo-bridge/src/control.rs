@@ -27,6 +27,9 @@ pub enum ControlRequest {
     KillClient,
     /// A MissionInit document on one line: start a mission.
     MissionInit(String),
+    /// `MALMO_MBAG_VERSION`: which mbag patch series the mod carries (only a
+    /// patched mod answers; the stock mod closes without a reply).
+    MbagVersion,
 }
 
 /// A control line that is no request the mod knows (the mod closes the socket
@@ -50,6 +53,7 @@ impl fmt::Display for ControlRequest {
             Self::FindServer { experiment_id } => write!(f, "MALMO_FIND_SERVER{experiment_id}"),
             Self::KillClient => f.write_str("MALMO_KILL_CLIENT"),
             Self::MissionInit(xml) => f.write_str(xml),
+            Self::MbagVersion => f.write_str("MALMO_MBAG_VERSION"),
         }
     }
 }
@@ -80,6 +84,7 @@ impl FromStr for ControlRequest {
         match line {
             "MALMO_CANCEL_REQUEST" => Ok(Self::CancelRequest),
             "MALMO_KILL_CLIENT" => Ok(Self::KillClient),
+            "MALMO_MBAG_VERSION" => Ok(Self::MbagVersion),
             // The mod accepts XML rooted at MissionInit; anything else gets no reply.
             _ if line.trim_start().starts_with('<') && line.contains("<MissionInit") => {
                 Ok(Self::MissionInit(line.to_owned()))
@@ -109,6 +114,9 @@ pub enum ControlReply {
     NoServer,
     /// `MALMOERROR<message>` (version mismatches start with `VERSIONMISMATCH`).
     Error(String),
+    /// `MALMOMBAGVERSION:<version>`: a patched mod's answer to
+    /// `MALMO_MBAG_VERSION` (e.g. `0.38.0+mbag.1`).
+    MbagVersion(String),
     /// Anything else (MalmoPython treats it as a failed contact).
     Unknown(String),
 }
@@ -129,6 +137,9 @@ impl ControlReply {
             "MALMONOSERVERYET" => Self::NoServerYet,
             "MALMONOSERVER" => Self::NoServer,
             _ => {
+                if let Some(version) = text.strip_prefix("MALMOMBAGVERSION:") {
+                    return Self::MbagVersion(version.to_owned());
+                }
                 if let Some(message) = text.strip_prefix("MALMOERROR") {
                     return Self::Error(message.to_owned());
                 }
@@ -156,6 +167,7 @@ impl fmt::Display for ControlReply {
             Self::NoServerYet => f.write_str("MALMONOSERVERYET"),
             Self::NoServer => f.write_str("MALMONOSERVER"),
             Self::Error(message) => write!(f, "MALMOERROR{message}"),
+            Self::MbagVersion(version) => write!(f, "MALMOMBAGVERSION:{version}"),
             Self::Unknown(text) => f.write_str(text),
         }
     }
@@ -172,6 +184,7 @@ mod tests {
             "MALMO_CANCEL_REQUEST",
             "MALMO_FIND_SERVER5f0c1e8a-3b7d-4c55-9a51-7f0e2d6b9c11",
             "MALMO_KILL_CLIENT",
+            "MALMO_MBAG_VERSION",
             "<?xml version=\"1.0\" encoding=\"utf-8\"?><MissionInit SchemaVersion=\"\"/>",
         ] {
             let request: ControlRequest = line.parse().unwrap();
@@ -206,6 +219,9 @@ mod tests {
         let mismatch =
             ControlReply::parse(b"MALMOERRORVERSIONMISMATCH (Got 0.37.0, expected 0.38.0)");
         assert!(mismatch.is_version_mismatch());
+        let version = ControlReply::parse(b"MALMOMBAGVERSION:0.38.0+mbag.1");
+        assert_eq!(version, ControlReply::MbagVersion("0.38.0+mbag.1".into()));
+        assert_eq!(version.to_string(), "MALMOMBAGVERSION:0.38.0+mbag.1");
         assert!(matches!(
             ControlReply::parse(b"HELLO"),
             ControlReply::Unknown(_)

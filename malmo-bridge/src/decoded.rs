@@ -14,6 +14,7 @@ use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use crate::block::Block;
+use crate::mod_patch::BlockChange;
 use crate::observation::LineOfSight;
 
 /// Inventory slots in the flat inventory: hotbar 0-8, main 9-35, armour 36-39,
@@ -66,6 +67,10 @@ pub struct DecodedObservation {
     pub events: Vec<HumanEvent>,
     /// Chat lines received.
     pub chat: Vec<String>,
+    /// The patched mod's version string (absent from the stock mod).
+    pub mod_version: Option<String>,
+    /// Block changes naming the player (patched mod only; empty otherwise).
+    pub block_changes: Vec<BlockChange>,
 }
 
 /// One input event of a human player (`ObservationFromHuman`).
@@ -239,6 +244,8 @@ impl DecodedObservation {
             "CommandsSinceLastObservation" => self.commands = from_str(json)?,
             "events" => self.events = from_str(json)?,
             "Chat" => self.chat = from_str(json)?,
+            "mbag_mod_version" => self.mod_version = Some(from_str(json)?),
+            "block_changes" => self.block_changes = from_str(json)?,
             key => {
                 if let Some((slot, field)) = inventory_key(key) {
                     let stack = self.stack_mut(slot);
@@ -284,7 +291,10 @@ struct ObservationVisitor;
 
 /// Keys with typed values; any other array-valued key may be a grid.
 fn is_known_key(key: &str) -> bool {
-    matches!(key, "CommandsSinceLastObservation" | "events" | "Chat")
+    matches!(
+        key,
+        "CommandsSinceLastObservation" | "events" | "Chat" | "block_changes"
+    )
 }
 
 /// Which stack an `InventorySlot_*` key is about, and which field.
@@ -320,6 +330,8 @@ impl<'de> Visitor<'de> for ObservationVisitor {
                 "CommandsSinceLastObservation" => obs.commands = map.next_value()?,
                 "events" => obs.events = map.next_value()?,
                 "Chat" => obs.chat = map.next_value()?,
+                "mbag_mod_version" => obs.mod_version = Some(map.next_value()?),
+                "block_changes" => obs.block_changes = map.next_value()?,
                 key => {
                     if let Some((slot, field)) = inventory_key(key) {
                         let stack = obs.stack_mut(slot);
@@ -418,6 +430,26 @@ mod tests {
             "7",
         ] {
             assert_eq!(scan_grid(not_grid), None, "{not_grid}");
+        }
+    }
+
+    #[test]
+    fn patched_mod_keys_decode_on_both_paths() {
+        let fast = r#"{"Name":"human","mbag_mod_version":"0.38.0+mbag.1","block_changes":[{"seq":3,"tick":40,"player":"assistant","action":"break","x":1,"y":2,"z":3,"type":"wool"}]}"#;
+        // An escaped key sends the whole document down serde's path.
+        let general = fast.replace(r#""Name""#, r#""N\u0061me""#);
+        for text in [fast, general.as_str()] {
+            let decoded = DecodedObservation::decode(text.as_bytes()).unwrap();
+            let full = Observation::parse(text.as_bytes()).unwrap();
+            assert_eq!(decoded.mod_version.as_deref(), Some("0.38.0+mbag.1"));
+            assert_eq!(Some(decoded.block_changes.clone()), full.block_changes);
+            let change = &decoded.block_changes[0];
+            assert_eq!(
+                (change.player.as_str(), change.cell),
+                ("assistant", [1, 2, 3])
+            );
+            assert_eq!(change.action, crate::mod_patch::BlockAction::Break);
+            assert!(decoded.grids.is_empty());
         }
     }
 

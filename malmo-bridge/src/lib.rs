@@ -14,6 +14,8 @@
 //! and [`mission_ended`]. Every document parses back into its typed value, and a
 //! malformed one is a typed error naming the element path ([`ReadError`]).
 //! [`decoded`] reads observations for the live loop without a JSON tree.
+//! [`mod_patch`] holds what mbag's patches to the mod add (a version string,
+//! block changes that name the player).
 //! [`agent`] is the agent side on tokio that replaces MalmoPython's `AgentHost`,
 //! and [`emulator`] the other side: Minecraft clients running the MBAG fork of the
 //! mod, emulated over a small block world, with fault hooks for tests.
@@ -30,6 +32,7 @@ pub mod grid;
 pub mod mission;
 pub mod mission_ended;
 pub mod mission_init;
+pub mod mod_patch;
 pub mod observation;
 mod xml;
 

@@ -8,6 +8,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::mod_patch::BlockChange;
+
 /// One observation. Absent keys are `None`; the mod omits producers' keys it has
 /// nothing for (e.g. `LineOfSight` when nothing is within 50 blocks).
 #[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
@@ -58,6 +60,22 @@ pub struct Observation {
     /// Received chat lines.
     #[serde(rename = "Chat", default, skip_serializing_if = "Option::is_none")]
     pub chat: Option<Vec<String>>,
+    /// The patched mod's version string (`mod-patch/` 0001; absent from the stock
+    /// mod).
+    #[serde(
+        rename = "mbag_mod_version",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub mod_version: Option<String>,
+    /// Block changes since this observer's last list, naming the player
+    /// (`mod-patch/` 0003; absent from the stock mod and when there are none).
+    #[serde(
+        rename = "block_changes",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub block_changes: Option<Vec<BlockChange>>,
     /// Every other key: grids (`"<name>": [block names]`), `InventorySlot_*`,
     /// statistics, tick rates.
     #[serde(flatten)]

@@ -89,6 +89,9 @@ pub enum MalmoCommand {
     ///
     /// mbag malmo emulator --clients 2 --port 0 --transcript t.jsonl
     /// (free ports; every control exchange and command line goes to t.jsonl)
+    ///
+    /// mbag malmo emulator --patched-mod
+    /// (the mod with mbag's patches: a version string and block-change events)
     Emulator(EmulatorArgs),
 }
 
@@ -114,6 +117,11 @@ pub struct EmulatorArgs {
     /// comparing agents (the differential test of MalmoPython and mbag).
     #[arg(long, value_name = "FILE")]
     pub transcript: Option<PathBuf>,
+    /// Emulate the mod with mbag's `mod-patch/` series instead of the stock MBAG
+    /// fork: clients answer `MALMO_MBAG_VERSION`, and observations carry
+    /// `mbag_mod_version` and the players' `block_changes`.
+    #[arg(long)]
+    pub patched_mod: bool,
 }
 
 /// Where the goal comes from.
@@ -262,6 +270,11 @@ fn emulator(args: &EmulatorArgs) -> anyhow::Result<u8> {
             Ports::Fixed { base: args.port }
         },
         world_delay: std::time::Duration::from_millis(args.world_delay_ms),
+        mod_flavour: if args.patched_mod {
+            malmo_bridge::mod_patch::ModFlavour::Patched
+        } else {
+            malmo_bridge::mod_patch::ModFlavour::Stock
+        },
         ..EmulatorConfig::local(args.clients)
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -24,5 +24,5 @@ pub use mission::{
     Timeouts, find_server, find_server_patiently, hand_over_mission_init, reserve_clients,
     start_role,
 };
-pub use probe::{Availability, Liveness, ProbeReport, probe};
+pub use probe::{Availability, Liveness, ProbeReport, probe, query_mod_version};
 pub use start::{begin_all, start_mission};

@@ -30,6 +30,9 @@ pub struct ProbeReport {
     /// Whether its commands port accepts connections (it opens with the first
     /// mission and stays open).
     pub commands_port_open: bool,
+    /// The mbag patch series of its mod (`MALMO_MBAG_VERSION`): `Some` for a
+    /// patched mod, `None` for the stock one or a client that does not answer.
+    pub mod_version: Option<String>,
 }
 
 /// Whether a client answers.
@@ -127,6 +130,10 @@ impl fmt::Display for ProbeReport {
             None => {}
         }
         if matches!(self.liveness, Liveness::Answers(_)) {
+            match &self.mod_version {
+                Some(version) => write!(f, "; mbag-patched mod {version}")?,
+                None => f.write_str("; stock mod (no mbag patches)")?,
+            }
             let commands = self
                 .client
                 .control_port
@@ -167,11 +174,33 @@ pub async fn probe(client: &ClientAddr, deadline: Duration, reserve: bool) -> Pr
         None
     };
     let commands_port_open = alive && commands_port_accepts(client, deadline).await;
+    let mod_version = if alive {
+        query_mod_version(client, deadline).await.ok().flatten()
+    } else {
+        None
+    };
     ProbeReport {
         client: client.clone(),
         liveness,
         availability,
         commands_port_open,
+        mod_version,
+    }
+}
+
+/// Asks a client which mbag patch series its mod carries (`MALMO_MBAG_VERSION`,
+/// `mod-patch/` 0001): `Some(version)` from a patched mod, `None` from the stock
+/// mod, which closes the connection without a reply. Harmless at any time: it
+/// reserves and starts nothing. Errors are those of the contact itself.
+pub async fn query_mod_version(
+    client: &ClientAddr,
+    deadline: Duration,
+) -> Result<Option<String>, ContactError> {
+    match exchange(client, &ControlRequest::MbagVersion, deadline).await {
+        Ok(ControlReply::MbagVersion(version)) => Ok(Some(version)),
+        // A mod that answers something else does not know the request either.
+        Ok(_) | Err(ContactError::NoReply) => Ok(None),
+        Err(e) => Err(e),
     }
 }
 

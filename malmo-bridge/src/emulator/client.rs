@@ -13,6 +13,7 @@ use crate::agent::ClientAddr;
 use crate::control::{ControlReply, ControlRequest};
 use crate::frame::{FrameError, LineDecoder, encode_frame};
 use crate::mission_init::{MissionInit, ServerConnection};
+use crate::mod_patch::{ModFlavour, PATCHED_MOD_VERSION};
 
 use super::faults::Faults;
 use super::transcript::{TranscriptChannel, TranscriptEntry};
@@ -237,6 +238,15 @@ async fn exchange(
             return false;
         }
     };
+    if request == ControlRequest::MbagVersion && shared.config.mod_flavour == ModFlavour::Stock {
+        // The stock mod does not know the request: no reply, like any unknown line.
+        log::info!(
+            "client {}: {request} (stock mod); closing without a reply",
+            client.index
+        );
+        record(None);
+        return false;
+    }
     let (reply, start) = decide(client, shared, &request);
     // Recorded before the reply leaves, so an agent that has its reply finds
     // the exchange in the transcript.
@@ -373,6 +383,9 @@ fn decide(
                 _ => ControlReply::NoServer,
             };
             (reply, None)
+        }
+        ControlRequest::MbagVersion => {
+            (ControlReply::MbagVersion(PATCHED_MOD_VERSION.into()), None)
         }
         ControlRequest::KillClient => {
             let reply = if !dormant {

@@ -8,6 +8,7 @@
 //! parameters) is dropped silently, as the mod drops it.
 
 use crate::command::Command;
+use crate::mod_patch::BlockAction;
 
 use super::blocks::McBlock;
 use super::world::{AgentKind, GameMode, World};
@@ -114,6 +115,7 @@ impl World {
             return None;
         }
         self.set_block(target, block);
+        self.record_change(role, BlockAction::Place, target, block);
         if mode == GameMode::Survival {
             let stack = self.players[role].selected_stack();
             stack.size -= 1;
@@ -148,6 +150,7 @@ impl World {
             return false;
         }
         self.set_block(cell, McBlock::Air);
+        self.record_change(role, BlockAction::Break, cell, block);
         if mode == GameMode::Survival
             && let Some(drop) = block.drop()
         {

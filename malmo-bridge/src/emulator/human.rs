@@ -9,6 +9,8 @@
 
 use tokio::sync::oneshot;
 
+use crate::mod_patch::BlockAction;
+
 use super::blocks::McBlock;
 use super::ray::look_at;
 use super::server::{WorldHandle, WorldRequest};
@@ -160,6 +162,7 @@ impl World {
                 }
                 self.aim(role, cell);
                 self.set_block(cell, block);
+                self.record_change(role, BlockAction::Place, cell, block);
                 if mode == GameMode::Survival {
                     self.players[role].selected_stack().size -= 1;
                     if self.players[role].selected_stack().size == 0 {

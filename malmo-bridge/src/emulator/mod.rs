@@ -20,6 +20,16 @@
 //! * [`transcript`]: an optional [`Transcript`] of every control exchange and
 //!   command line the clients handled, for differential tests of agents.
 //!
+//! # Which mod
+//!
+//! [`EmulatorConfig::mod_flavour`] picks the stock MBAG fork (the default) or
+//! the fork with mbag's `mod-patch/` series: then clients answer
+//! `MALMO_MBAG_VERSION`, and every player's observation carries
+//! `mbag_mod_version` and the `block_changes` that players made (scripted
+//! humans' places and breaks, agents' `use` and `attack`), as
+//! [`crate::mod_patch`] describes. Chat commands (`/fill`, `/clone`) are no
+//! player's place or break, so they report none, as in the patched mod.
+//!
 //! # What is simplified
 //!
 //! The protocol side follows the mod; the game side is a small block world. See
@@ -64,6 +74,7 @@ use tokio::task::JoinSet;
 
 use crate::MALMO_VERSION;
 use crate::agent::{COMMANDS_PORT_OFFSET, ClientAddr, DEFAULT_CONTROL_PORT};
+use crate::mod_patch::ModFlavour;
 
 pub use client::{ClientHandle, ClientStatus};
 pub use faults::{Corruption, FaultChannel, Faults};
@@ -110,6 +121,10 @@ pub struct EmulatorConfig {
     /// Where to record what agents send (control exchanges and command lines);
     /// `None` records nothing.
     pub transcript: Option<Transcript>,
+    /// Which mod the clients run: the stock MBAG fork, or the fork with mbag's
+    /// `mod-patch/` series, which answers `MALMO_MBAG_VERSION` and adds the
+    /// version string and the players' block changes to observations.
+    pub mod_flavour: ModFlavour,
 }
 
 impl EmulatorConfig {
@@ -127,6 +142,7 @@ impl EmulatorConfig {
             replaceable: false,
             tick: Duration::from_millis(50),
             transcript: None,
+            mod_flavour: ModFlavour::Stock,
         }
     }
 

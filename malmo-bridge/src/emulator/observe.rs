@@ -12,6 +12,7 @@ use super::blocks::{Prop, item_properties};
 use super::json::ObjectWriter;
 use super::ray::RAY_LENGTH;
 use super::world::{AgentKind, HumanEvent, INVENTORY_SLOTS, Stack, WORLD_TIME, World};
+use crate::mod_patch::{self, ModFlavour};
 
 impl World {
     /// The observation of `role`, and the end of what it reports "since the last
@@ -27,6 +28,9 @@ impl World {
         self.write_grids(&mut o);
         self.write_inventory(role, &mut o);
         self.write_stats(role, &mut o);
+        if self.mod_flavour == ModFlavour::Patched {
+            self.write_patched_keys(role, &mut o);
+        }
         let human = self.players[role].is_human();
         let player = &mut self.players[role];
         if human {
@@ -135,6 +139,38 @@ impl World {
         o.float("Yaw", p.yaw);
         o.int("WorldTime", WORLD_TIME);
         o.int("TotalTime", p.ticks);
+    }
+
+    /// What `mod-patch/` adds after the stats: the version, and the block changes
+    /// this player has not been told about yet (present only when there are some).
+    fn write_patched_keys(&mut self, role: usize, o: &mut ObjectWriter<'_>) {
+        o.str(mod_patch::VERSION_KEY, mod_patch::PATCHED_MOD_VERSION);
+        let seen = self.players[role].changes_seen;
+        let mut fresh = self.block_log.iter().filter(|c| c.seq > seen).peekable();
+        if fresh.peek().is_none() {
+            return;
+        }
+        let out = o.key(mod_patch::BLOCK_CHANGES_KEY);
+        out.push('[');
+        let mut last = seen;
+        for (i, change) in fresh.enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            let mut c = ObjectWriter::new(out);
+            c.int("seq", change.seq as i64);
+            c.int("tick", change.tick);
+            c.str("player", &change.player);
+            c.str("action", &String::from(change.action.clone()));
+            c.int("x", i64::from(change.cell[0]));
+            c.int("y", i64::from(change.cell[1]));
+            c.int("z", i64::from(change.cell[2]));
+            c.str("type", &change.block);
+            c.finish();
+            last = change.seq;
+        }
+        out.push(']');
+        self.players[role].changes_seen = last;
     }
 
     fn write_line_of_sight(&self, role: usize, o: &mut ObjectWriter<'_>) {

@@ -10,6 +10,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::mission::Mission;
+use crate::mod_patch::ModFlavour;
 
 use super::Tasks;
 use super::blocks::McBlock;
@@ -159,11 +160,12 @@ pub(crate) fn spawn(
     lan: TcpListener,
     port: u16,
     tasks: &Tasks,
+    flavour: ModFlavour,
 ) -> WorldHandle {
     let (tx, rx) = mpsc::channel(REQUEST_CAPACITY);
     let (started_tx, started) = watch::channel(false);
     let (ended_tx, ended) = watch::channel(false);
-    let world = World::from_mission(mission);
+    let world = World::from_mission(mission).with_mod_flavour(flavour);
     tasks.spawn(serve(world, rx, started_tx, ended_tx, lan));
     WorldHandle {
         tx,

@@ -231,6 +231,7 @@ impl Session {
             lan,
             port,
             &self.shared.tasks,
+            self.shared.config.mod_flavour,
         );
         self.shared.register(world.clone());
         self.owns_world = true;

@@ -22,15 +22,19 @@
 //!   breaker's inventory as silk touch would drop it (MBAG gives humans silk-touch
 //!   tools; grass gives dirt); bedrock and barrier cannot be broken. Creative
 //!   players break anything and get nothing.
+//! * **Block changes** (the patched mod's `block_changes`) are logged for every
+//!   player's place and break; their `tick` is the most observations any player
+//!   has had, standing in for the server's total world time.
 //! * **Time** stands still at 1000 (MBAG missions set `AllowPassageOfTime`
 //!   false); statistics other than position, time alive and distance travelled
 //!   keep their starting values.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use crate::block::Block;
 use crate::grid::WorldSize;
 use crate::mission::{Boundary, Mission, PlayerKind};
+use crate::mod_patch::{BlockAction, BlockChange, ModFlavour};
 
 use super::blocks::{McBlock, max_stack};
 
@@ -169,6 +173,8 @@ pub struct PlayerState {
     pub(crate) ticks: i64,
     /// Centimetres moved, for `DistanceTravelled`.
     pub(crate) travelled: f64,
+    /// The last block change this player's observations reported (patched mod).
+    pub(crate) changes_seen: u64,
 }
 
 impl PlayerState {
@@ -192,6 +198,7 @@ impl PlayerState {
             events: Vec::new(),
             ticks: 0,
             travelled: 0.0,
+            changes_seen: 0,
         }
     }
 
@@ -313,7 +320,15 @@ pub struct World {
     pub(crate) send_command_feedback: bool,
     /// Other game rules, as set.
     pub(crate) rules: HashMap<String, String>,
+    /// Which mod is emulated: only the patched one reports block changes.
+    pub(crate) mod_flavour: ModFlavour,
+    /// The latest block changes players made, oldest first, as the patched mod's
+    /// server log keeps them.
+    pub(crate) block_log: VecDeque<BlockChange>,
 }
+
+/// How many block changes the patched mod's server keeps for observers.
+pub const BLOCK_LOG_CAPACITY: usize = 4096;
 
 impl World {
     /// The world a mission's handlers build: the flat world, the walls, the goal
@@ -327,6 +342,8 @@ impl World {
             players: Vec::new(),
             send_command_feedback: true,
             rules: HashMap::new(),
+            mod_flavour: ModFlavour::Stock,
+            block_log: VecDeque::new(),
         };
         let (w, h, d) = (
             size.width() as i32,
@@ -378,6 +395,42 @@ impl World {
             ));
         }
         world
+    }
+
+    /// The same world running `flavour` of the mod.
+    pub fn with_mod_flavour(mut self, flavour: ModFlavour) -> Self {
+        self.mod_flavour = flavour;
+        self
+    }
+
+    /// Which mod this world runs.
+    pub fn mod_flavour(&self) -> ModFlavour {
+        self.mod_flavour
+    }
+
+    /// Logs a place or break by player `role`, as the patched mod's
+    /// BlockChangeListener does.
+    pub(crate) fn record_change(
+        &mut self,
+        role: usize,
+        action: BlockAction,
+        cell: [i32; 3],
+        block: McBlock,
+    ) {
+        let seq = self.block_log.back().map_or(1, |c| c.seq + 1);
+        let tick = self.players.iter().map(|p| p.ticks).max().unwrap_or(0);
+        self.block_log.push_back(BlockChange {
+            seq,
+            tick,
+            player: self.players[role].name.clone(),
+            action,
+            cell,
+            block: block.name().to_owned(),
+            extra: Default::default(),
+        });
+        if self.block_log.len() > BLOCK_LOG_CAPACITY {
+            self.block_log.pop_front();
+        }
     }
 
     /// The build area's size.
