@@ -20,10 +20,19 @@
 //! infinite blocks ([`ai_inventory_repairs`]) are repaired in Minecraft with
 //! `/give` and `swapInventoryItems`.
 //!
-//! **When** to compare is the caller's decision, and the reference's rule applies
-//! ([`may_sync`]): only when no human action is queued and no AI action is running;
-//! otherwise the two are legitimately apart (a human edit not yet stepped, an AI
-//! command not yet shown), and repairing would undo real actions.
+//! **When** to compare ([`SyncScope`]), after each batch of observations:
+//!
+//! - nothing while an AI action runs (its commands may be half shown; the
+//!   reference's rule);
+//! - blocks otherwise, except the cells a queued human place or break targets.
+//!   This is the 2023 detector's rule and deliberately wider than the current
+//!   reference's (which syncs nothing while a human action is queued): a block a
+//!   human removed without the detector seeing it (dug while walking) must reach
+//!   the simulator before that human's queued moves into its cell, or the
+//!   simulator refuses them (`tutorial_p02`, step 10953);
+//! - inventories and positions only when no human action is queued either, since a
+//!   queued place or pick-up is already in Minecraft's inventory but not yet in
+//!   the simulator's.
 
 use std::time::Duration;
 
@@ -32,10 +41,11 @@ use malmo_bridge::block::Block;
 use malmo_bridge::command::Command;
 
 use super::commands::{self, Instruction, Item};
-use super::detect::{MalmoState, PlayerView};
+use super::detect::{Detector, MalmoState, PlayerView};
+use crate::sim::action::ActionType;
 use crate::sim::block::{BlockId, Blocks};
 use crate::sim::config::Config;
-use crate::sim::coords::{Cell, PlayerId, PlayerPos};
+use crate::sim::coords::{Cell, CellIndex, PlayerId, PlayerPos};
 use crate::sim::inventory::Slot;
 use crate::sim::state::EnvState;
 
@@ -148,14 +158,50 @@ impl Report {
     }
 }
 
-/// The reference's sync rule (§6): compare only when no human action is queued and
-/// no AI action is running. Logs the reference's warning when an AI action holds
-/// the sync back.
-pub fn may_sync(human_actions_queued: bool, ai_action_running: bool) -> bool {
-    if !human_actions_queued && ai_action_running {
-        warn!("AI actions are still running; environment and Malmo may be out of sync");
+/// What may be synced now (decision 8 of the module docs).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct SyncScope {
+    /// Compare blocks (false while an AI action runs).
+    pub blocks: bool,
+    /// Cells a queued human place or break targets: their change is on its way as
+    /// an action, so they are left alone.
+    pub skip_cells: Vec<CellIndex>,
+    /// Compare inventories and positions (only when no human action is queued and
+    /// no AI action runs, the reference's rule).
+    pub inventories_and_positions: bool,
+}
+
+impl SyncScope {
+    /// The scope the detector's queues allow, given whether an AI action is running.
+    /// Logs the reference's warning when an AI action holds the sync back.
+    pub fn new(detector: &Detector, ai_action_running: bool) -> Self {
+        let queued = detector.any_queued();
+        if ai_action_running {
+            if !queued {
+                warn!("AI actions are still running; environment and Malmo may be out of sync");
+            }
+            return Self::default();
+        }
+        let skip_cells = (0..detector.config().num_players())
+            .flat_map(|p| detector.queued(PlayerId(p)))
+            .filter(|a| matches!(a.kind, ActionType::PlaceBlock | ActionType::BreakBlock))
+            .map(|a| a.location)
+            .collect();
+        Self {
+            blocks: true,
+            skip_cells,
+            inventories_and_positions: !queued,
+        }
     }
-    !human_actions_queued && !ai_action_running
+
+    /// Everything (no action queued or running).
+    pub fn everything() -> Self {
+        Self {
+            blocks: true,
+            skip_cells: Vec::new(),
+            inventories_and_positions: true,
+        }
+    }
 }
 
 fn equal_slots(a: Slot, b: Slot) -> bool {
@@ -165,12 +211,21 @@ fn equal_slots(a: Slot, b: Slot) -> bool {
 
 /// Compares the simulator (`state`, with its `goal`) with Minecraft (`minecraft`)
 /// and lists the divergences and repairs of the module's policy.
-pub fn compare(config: &Config, goal: &Blocks, state: &EnvState, minecraft: &MalmoState) -> Report {
+pub fn compare(
+    config: &Config,
+    goal: &Blocks,
+    state: &EnvState,
+    minecraft: &MalmoState,
+    scope: &SyncScope,
+) -> Report {
     let size = config.world_size;
     let palette_x = (!config.abilities.inf_blocks).then(|| size.width as i32 - 1);
     let mut report = Report::default();
     let (mut floor, mut palette) = (false, false);
-    for cell in size.cells() {
+    let cells = size
+        .cells()
+        .filter(|&c| scope.blocks && !scope.skip_cells.contains(&size.index(c)));
+    for cell in cells {
         let sim = state.blocks.get(cell);
         let mc = minecraft.blocks.get(cell);
         if cell.y == 0 && mc != BlockId::BEDROCK {
@@ -211,6 +266,9 @@ pub fn compare(config: &Config, goal: &Blocks, state: &EnvState, minecraft: &Mal
             .push(Repair::Minecraft(commands::copy_palette(size)));
     }
 
+    if !scope.inventories_and_positions {
+        return report;
+    }
     if !config.abilities.inf_blocks {
         for (p, (inventory, view)) in state.inventories.iter().zip(&minecraft.players).enumerate() {
             for (slot, (&sim, &mc)) in inventory.slots().iter().zip(&view.inventory).enumerate() {
