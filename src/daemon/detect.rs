@@ -28,9 +28,10 @@
 //! 3. **Moves start from where the simulator will be.** Each human's moves are
 //!    counted from a tracked cell: the truncated Minecraft position as the reference
 //!    does, re-aligned by [`Detector::sync_positions`] to the simulator's cell
-//!    whenever that player has no queued action (the 2023 detector's
-//!    `sync_human_state`). Without it, a move the simulator refused (`tutorial_p04`,
-//!    step 13288: a fall into a hole) is undone later by an opposite move the
+//!    after a batch of observations, when that player has no queued action (the
+//!    2023 detector's `sync_human_state`, which also ran only in steps with
+//!    observations). Without it, a move the simulator refused (`tutorial_p04`,
+//!    step 13288: a drop into a dug hole) is undone later by an opposite move the
 //!    simulator does take, and the two positions drift apart for good.
 //! 4. **Unknown block names** (the reference raises `KeyError` and ends the
 //!    episode) are logged and the cell keeps its previous value. A grid of the wrong
@@ -778,4 +779,262 @@ pub fn expected_diffs(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use malmo_bridge::decoded::DecodedGrid;
+    use malmo_bridge::observation::LineOfSight;
+
+    use super::*;
+
+    const SIZE: WorldSize = WorldSize::new(4, 4, 4);
+
+    fn config(humans: usize, ais: usize, inf_blocks: bool) -> DetectorConfig {
+        DetectorConfig {
+            size: SIZE,
+            humans: [vec![true; humans], vec![false; ais]].concat(),
+            inf_blocks,
+        }
+    }
+
+    fn grid(blocks: &Blocks) -> DecodedGrid {
+        let (w, h, d) = (SIZE.width, SIZE.height, SIZE.depth);
+        let mut cells = vec![Some(Block::Air); w * h * d];
+        for cell in SIZE.cells() {
+            let (x, y, z) = (cell.x as usize, cell.y as usize, cell.z as usize);
+            cells[(y * d + z) * w + x] = Block::from_mbag_id(blocks.get(cell).0);
+        }
+        DecodedGrid {
+            name: "world".into(),
+            cells,
+        }
+    }
+
+    fn at(pos: [f64; 3]) -> DecodedObservation {
+        DecodedObservation {
+            position: pos.map(Some),
+            ..Default::default()
+        }
+    }
+
+    fn key(command: &str, pressed: bool) -> HumanEvent {
+        HumanEvent::Key {
+            time: 1000,
+            command: command.into(),
+            pressed,
+        }
+    }
+
+    fn sight(hit: [f64; 3]) -> Option<LineOfSight> {
+        Some(LineOfSight {
+            hit_type: "block".into(),
+            x: hit[0],
+            y: hit[1],
+            z: hit[2],
+            kind: "dirt".into(),
+            in_range: true,
+            ..Default::default()
+        })
+    }
+
+    fn moves(kinds: &[ActionType]) -> Vec<Action> {
+        kinds
+            .iter()
+            .map(|&k| Action::new(k, Default::default(), BlockId::AIR))
+            .collect()
+    }
+
+    #[test]
+    fn break_is_attributed_through_attack_and_crosshair() {
+        let world = Blocks::initial_world(SIZE);
+        let mut d = Detector::new(
+            config(1, 0, true),
+            world.clone(),
+            &[PlayerPos::new(0.5, 2.0, 0.5)],
+        );
+        // Looking down at (1,1,1)'s top face, pressing attack.
+        let mut obs = at([0.5, 2.0, 0.5]);
+        obs.events = vec![key("attack", true)];
+        obs.line_of_sight = sight([1.5, 2.0, 1.5]);
+        assert_eq!(d.observe(PlayerId(0), &obs).unwrap(), vec![]);
+        assert_eq!(d.state().players[0].looking_at, Some(Cell::new(1, 1, 1)));
+        let mut broken = world.clone();
+        broken.set(Cell::new(1, 1, 1), BlockId::AIR);
+        let mut obs = at([0.5, 2.0, 0.5]);
+        obs.grids = vec![grid(&broken)];
+        let found = d.observe(PlayerId(0), &obs).unwrap();
+        let index = SIZE.index(Cell::new(1, 1, 1));
+        assert_eq!(
+            found,
+            vec![HumanAction {
+                player: PlayerId(0),
+                action: Action::new(ActionType::BreakBlock, index, BlockId::AIR),
+            }]
+        );
+        assert_eq!(d.next_action(PlayerId(0)), Some(found[0].action));
+        assert_eq!(d.next_action(PlayerId(0)), None);
+    }
+
+    #[test]
+    fn place_falls_back_to_the_nearest_player_and_palette_is_ignored() {
+        let world = Blocks::initial_world(SIZE);
+        let positions = [PlayerPos::new(0.5, 2.0, 0.5), PlayerPos::new(3.5, 2.0, 3.5)];
+        let mut d = Detector::new(config(2, 0, false), world.clone(), &positions);
+        let mut placed = world.clone();
+        placed.set(Cell::new(2, 2, 3), BlockId(6));
+        // The palette column x = 3 is refilled by /clone: no action.
+        placed.set(Cell::new(3, 2, 0), BlockId(6));
+        let mut obs = at([0.5, 2.0, 0.5]);
+        obs.grids = vec![grid(&placed)];
+        let found = d.observe(PlayerId(0), &obs).unwrap();
+        assert_eq!(
+            found,
+            vec![HumanAction {
+                player: PlayerId(1),
+                action: Action::new(
+                    ActionType::PlaceBlock,
+                    SIZE.index(Cell::new(2, 2, 3)),
+                    BlockId(6)
+                ),
+            }]
+        );
+    }
+
+    #[test]
+    fn moves_come_first_as_unit_moves_in_axis_order() {
+        let world = Blocks::initial_world(SIZE);
+        let mut d = Detector::new(
+            config(1, 0, true),
+            world.clone(),
+            &[PlayerPos::new(0.5, 2.0, 0.5)],
+        );
+        let mut placed = world.clone();
+        placed.set(Cell::new(0, 2, 0), BlockId(3));
+        let mut obs = at([2.3, 3.0, 0.2]);
+        obs.grids = vec![grid(&placed)];
+        let found: Vec<Action> = d
+            .observe(PlayerId(0), &obs)
+            .unwrap()
+            .iter()
+            .map(|a| a.action)
+            .collect();
+        let mut expected = moves(&[
+            ActionType::MovePosX,
+            ActionType::MovePosX,
+            ActionType::MovePosY,
+        ]);
+        expected.push(Action::new(
+            ActionType::PlaceBlock,
+            SIZE.index(Cell::new(0, 2, 0)),
+            BlockId(3),
+        ));
+        assert_eq!(found, expected);
+    }
+
+    #[test]
+    fn picking_up_another_players_drop_is_their_give() {
+        let mut world = Blocks::initial_world(SIZE);
+        world.set(Cell::new(2, 2, 2), BlockId(9));
+        let positions = [PlayerPos::new(0.5, 2.0, 0.5), PlayerPos::new(1.5, 2.0, 2.5)];
+        let mut d = Detector::new(config(2, 0, false), world.clone(), &positions);
+        // Player 1 breaks the wool...
+        let mut obs = at([1.5, 2.0, 2.5]);
+        obs.events = vec![key("attack", true)];
+        obs.line_of_sight = sight([2.0, 2.5, 2.5]);
+        d.observe(PlayerId(1), &obs).unwrap();
+        let mut broken = world.clone();
+        broken.set(Cell::new(2, 2, 2), BlockId::AIR);
+        let mut obs = at([0.5, 2.0, 0.5]);
+        obs.grids = vec![grid(&broken)];
+        let found = d.observe(PlayerId(0), &obs).unwrap();
+        assert_eq!(found[0].action.kind, ActionType::BreakBlock);
+        assert_eq!(found[0].player, PlayerId(1));
+        // ...and player 0 picks it up.
+        let mut obs = at([0.5, 2.0, 0.5]);
+        obs.inventory = vec![None; malmo_bridge::decoded::INVENTORY_SLOTS];
+        obs.inventory[0] = Some(Stack {
+            item: "wool".into(),
+            size: 1,
+        });
+        let found = d.observe(PlayerId(0), &obs).unwrap();
+        assert_eq!(
+            found,
+            vec![HumanAction {
+                player: PlayerId(1),
+                action: Action::new(
+                    ActionType::GiveBlock,
+                    SIZE.index(Cell::new(0, 2, 0)),
+                    BlockId(9)
+                ),
+            }]
+        );
+    }
+
+    #[test]
+    fn expected_ai_diffs_are_not_human_actions() {
+        let world = Blocks::initial_world(SIZE);
+        let positions = [PlayerPos::new(0.5, 2.0, 0.5), PlayerPos::new(3.5, 2.0, 3.5)];
+        let cfg = config(1, 1, true);
+        let mut d = Detector::new(cfg.clone(), world.clone(), &positions);
+        let cell = Cell::new(3, 2, 2);
+        let diffs = expected_diffs(
+            &cfg,
+            d.state(),
+            PlayerId(1),
+            AiEffect::Place {
+                cell,
+                block: BlockId(5),
+            },
+        );
+        d.expect(diffs);
+        let mut placed = world.clone();
+        placed.set(cell, BlockId(5));
+        let mut obs = at([0.5, 2.0, 0.5]);
+        obs.grids = vec![grid(&placed)];
+        assert_eq!(d.observe(PlayerId(0), &obs).unwrap(), vec![]);
+        assert!(d.take_unseen_expected().is_empty());
+    }
+
+    #[test]
+    fn unknown_names_keep_the_cell_and_wrong_sizes_fail() {
+        let world = Blocks::initial_world(SIZE);
+        let mut d = Detector::new(
+            config(1, 0, true),
+            world.clone(),
+            &[PlayerPos::new(0.5, 2.0, 0.5)],
+        );
+        let mut g = grid(&world);
+        g.cells[0] = None;
+        let mut obs = at([0.5, 2.0, 0.5]);
+        obs.grids = vec![g.clone()];
+        assert_eq!(d.observe(PlayerId(0), &obs).unwrap(), vec![]);
+        assert_eq!(d.state().blocks, world);
+        g.cells.pop();
+        obs.grids = vec![g];
+        assert!(matches!(
+            d.observe(PlayerId(0), &obs),
+            Err(DetectError::GridSize { .. })
+        ));
+    }
+
+    #[test]
+    fn sync_positions_realigns_idle_humans_only() {
+        let world = Blocks::initial_world(SIZE);
+        let mut d = Detector::new(config(1, 0, true), world, &[PlayerPos::new(0.5, 2.0, 0.5)]);
+        d.observe(PlayerId(0), &at([0.5, 1.2, 0.5])).unwrap();
+        assert_eq!(
+            d.next_action(PlayerId(0)).map(|a| a.kind),
+            Some(ActionType::MoveNegY)
+        );
+        // The simulator refused the drop: follow it, so climbing out is no move.
+        assert_eq!(
+            d.sync_positions(&[PlayerPos::new(0.5, 2.0, 0.5)]),
+            vec![PlayerId(0)]
+        );
+        assert_eq!(
+            d.observe(PlayerId(0), &at([0.5, 2.0, 0.5])).unwrap(),
+            vec![]
+        );
+    }
 }
