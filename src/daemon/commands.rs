@@ -430,3 +430,219 @@ pub fn place_source(
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// The configuration of `captures/agenthost_vs_fakemod_2p.txt`: an AI player 0
+    /// and a human player 1 named `human`, 11x10x10, infinite blocks.
+    fn config(inf_blocks: bool) -> Config {
+        let ench = json!([{"id": 33, "level": 1}, {"id": 34, "level": 3}]);
+        Config::from_json(&json!({
+            "num_players": 2,
+            "world_size": [11, 10, 10],
+            "players": [
+                {"is_human": false},
+                {"is_human": true, "player_name": "human", "give_items": [
+                    {"id": "diamond_pickaxe", "count": 1, "enchantments": ench},
+                    {"id": "diamond_axe", "count": 1, "enchantments": ench},
+                    {"id": "diamond_shovel", "count": 1, "enchantments": ench},
+                    {"id": "shears", "count": 1, "enchantments": []},
+                ]},
+            ],
+            "malmo": {"restrict_players": true},
+            "abilities": {"teleportation": false, "flying": true, "inf_blocks": inf_blocks},
+        }))
+        .unwrap()
+    }
+
+    /// The lines sent, per agent, with the pauses dropped.
+    fn lines(instructions: &[Instruction]) -> Vec<(usize, String)> {
+        instructions
+            .iter()
+            .filter_map(|i| match i {
+                Instruction::Send { agent, command } => Some((*agent, command.to_string())),
+                Instruction::Sleep(_) => None,
+            })
+            .collect()
+    }
+
+    fn sent(agent: usize, texts: &[&str]) -> Vec<(usize, String)> {
+        texts.iter().map(|t| (agent, (*t).to_owned())).collect()
+    }
+
+    #[test]
+    fn setup_matches_the_capture() {
+        let starts = [PlayerPos::new(0.5, 2.0, 0.5), PlayerPos::new(1.5, 2.0, 0.5)];
+        let got = setup(&config(true), &starts).unwrap();
+        let ench = "{ench: [{id: 33, lvl: 1},{id: 34, lvl: 3}]}";
+        let mut expected = sent(0, &["jump 1", "jump 0", "jump 1", "jump 0", "tp 0.5 2 0.5"]);
+        expected.extend(sent(1, &["tp 1.5 2 0.5"]));
+        for tool in ["diamond_pickaxe", "diamond_axe", "diamond_shovel"] {
+            expected.push((1, format!("chat /give human {tool} 1 0 {ench}")));
+        }
+        expected.push((1, "chat /give human shears 1 0".into()));
+        for block in ["dirt", "cobblestone", "glass", "log", "planks", "stone", "stonebrick", "wool"] {
+            expected.push((1, format!("chat /give human {block} 1 0")));
+        }
+        expected.extend(sent(0, &["chat /gamerule sendCommandFeedback false"]));
+        expected.extend(sent(1, &["chat /gamemode 0", "chat /gamerule sendCommandFeedback false"]));
+        assert_eq!(lines(&got), expected);
+        // The reference's pauses: 1 s, the jump taps, 0.1 s after tp, 0.2 s per give.
+        assert_eq!(got[0], Instruction::Sleep(Duration::from_secs(1)));
+        assert_eq!(got.last(), Some(&Instruction::Sleep(Duration::from_secs(1))));
+    }
+
+    #[test]
+    fn finite_blocks_setup_ends_with_the_palette_clone() {
+        let starts = [PlayerPos::new(0.5, 2.0, 0.5), PlayerPos::new(1.5, 2.0, 0.5)];
+        let got = lines(&setup(&config(false), &starts).unwrap());
+        assert_eq!(got.last().unwrap(), &(0, "chat /clone 22 0 0 22 9 9 10 0 0".to_owned()));
+        // No blocks are given with finite blocks.
+        assert!(!got.iter().any(|(_, l)| l.contains("/give human dirt")));
+    }
+
+    #[test]
+    fn place_and_break_match_the_capture() {
+        let cfg = config(true);
+        let place = PlaceBreak {
+            kind: ActionType::PlaceBlock,
+            block: BlockId(6),
+            yaw: 35.0,
+            pitch: 40.0,
+            teleport_to: None,
+        };
+        let got = place_break(&cfg, 0, &place, PlaceSource::Infinite);
+        assert_eq!(
+            lines(&got),
+            sent(
+                0,
+                &[
+                    "setYaw 35.0",
+                    "setPitch 40.0",
+                    "swapInventoryItems 0 6",
+                    "hotbar.1 1",
+                    "hotbar.1 0",
+                    "use 1",
+                    "swapInventoryItems 0 6",
+                ]
+            )
+        );
+        let brk = PlaceBreak {
+            kind: ActionType::BreakBlock,
+            ..place
+        };
+        assert_eq!(
+            lines(&place_break(&cfg, 0, &brk, PlaceSource::Infinite)),
+            sent(
+                0,
+                &[
+                    "setYaw 35.0",
+                    "setPitch 40.0",
+                    "attack 1",
+                    "chat /fill 0 0 0 10 0 9 bedrock",
+                    "chat /fill 11 2 -1 11 10 10 bedrock",
+                    "chat /fill -1 2 -1 -1 10 10 barrier",
+                    "chat /fill -1 2 -1 11 10 -1 barrier",
+                    "chat /fill -1 2 10 11 10 10 barrier",
+                    "chat /fill -1 11 -1 11 11 10 barrier",
+                    "chat /clear @p barrier",
+                    "chat /clear @p bedrock",
+                ]
+            )
+        );
+    }
+
+    #[test]
+    fn finite_place_uses_the_hotbar_and_clears_the_block() {
+        let cfg = config(false);
+        let place = PlaceBreak {
+            kind: ActionType::PlaceBlock,
+            block: BlockId(3),
+            yaw: -90.0,
+            pitch: 12.5,
+            teleport_to: Some([2.5, 2.9999999999999996, 1.5]),
+        };
+        let mut slots = vec![(BlockId::AIR, 0); 36];
+        slots[12] = (BlockId(3), 4);
+        let source = place_source(&slots, BlockId(3), 4).unwrap();
+        assert_eq!(source, PlaceSource::Swap { slot: 12, hotbar: 4 });
+        assert_eq!(
+            lines(&place_break(&cfg, 0, &place, source)),
+            sent(
+                0,
+                &[
+                    "tp 2.5 2.9999999999999996 1.5",
+                    "setYaw -90.0",
+                    "setPitch 12.5",
+                    "swapInventoryItems 4 12",
+                    "hotbar.5 1",
+                    "hotbar.5 0",
+                    "use 1",
+                    "chat /clear @p cobblestone 0 1",
+                ]
+            )
+        );
+        slots[2] = (BlockId(3), 1);
+        assert_eq!(place_source(&slots, BlockId(3), 4), Some(PlaceSource::Hotbar(2)));
+        assert_eq!(place_source(&slots, BlockId(9), 4), None);
+    }
+
+    #[test]
+    fn move_give_and_title() {
+        let cfg = config(false);
+        assert_eq!(lines(&move_to(0, PlayerPos::new(1.5, 2.0, 0.5))), sent(0, &["tp 1.5 2 0.5"]));
+        assert_eq!(
+            lines(&give(&cfg, 0, 1, BlockId(6), 5)),
+            vec![
+                (0, "chat /clear player_0 planks 0 5".to_owned()),
+                (1, "chat /give human planks 5".to_owned()),
+            ]
+        );
+        assert_eq!(
+            lines(&goal_percentage(&cfg, 0.255, Some(2))),
+            vec![
+                (
+                    0,
+                    r#"chat /title @p actionbar {"text": "Goal completion: 25%", "fadeIn": "0s", "stay": "2s", "fadeOut": "0s"}"#
+                        .to_owned()
+                ),
+                (
+                    1,
+                    r#"chat /title @p actionbar {"text": "Goal completion: 25%", "fadeIn": "0s", "stay": "2s", "fadeOut": "0s"}"#
+                        .to_owned()
+                ),
+                (
+                    2,
+                    r#"chat /title @p actionbar {"text": "Goal completion: 25%", "fadeIn": "0s", "stay": "2s", "fadeOut": "0s"}"#
+                        .to_owned()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn names_are_cut_and_levels_default() {
+        let mut cfg = config(true);
+        cfg.players[0].player_name = Some("a_very_long_player_name".into());
+        assert_eq!(player_name(&cfg, 0), "a_very_long_play");
+        let item = Item::from_json(&json!({"id": "shears", "count": 1, "enchantments": [{"id": 34}]})).unwrap();
+        assert_eq!(
+            give_item("x", &item).to_string(),
+            "chat /give x shears 1 0 {ench: [{id: 34, lvl: 32767}]}"
+        );
+        assert!(Item::from_json(&json!({"count": 1})).is_err());
+    }
+
+    #[test]
+    fn look_angles_follow_the_reference_formula() {
+        let (yaw, pitch) = look_angles([0.5, 3.6, 0.5], [1.5, 3.6, 1.5]);
+        assert!((yaw + 45.0).abs() < 1e-12, "{yaw}");
+        assert_eq!(pitch, 0.0);
+        let (yaw, pitch) = look_angles([0.5, 3.6, 0.5], [0.5, 2.6, 1.5]);
+        assert!(yaw.abs() < 1e-12 && (pitch - 45.0).abs() < 1e-12, "{yaw} {pitch}");
+    }
+}
