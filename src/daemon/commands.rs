@@ -485,22 +485,43 @@ mod tests {
             expected.push((1, format!("chat /give human {tool} 1 0 {ench}")));
         }
         expected.push((1, "chat /give human shears 1 0".into()));
-        for block in ["dirt", "cobblestone", "glass", "log", "planks", "stone", "stonebrick", "wool"] {
+        for block in [
+            "dirt",
+            "cobblestone",
+            "glass",
+            "log",
+            "planks",
+            "stone",
+            "stonebrick",
+            "wool",
+        ] {
             expected.push((1, format!("chat /give human {block} 1 0")));
         }
         expected.extend(sent(0, &["chat /gamerule sendCommandFeedback false"]));
-        expected.extend(sent(1, &["chat /gamemode 0", "chat /gamerule sendCommandFeedback false"]));
+        expected.extend(sent(
+            1,
+            &[
+                "chat /gamemode 0",
+                "chat /gamerule sendCommandFeedback false",
+            ],
+        ));
         assert_eq!(lines(&got), expected);
         // The reference's pauses: 1 s, the jump taps, 0.1 s after tp, 0.2 s per give.
         assert_eq!(got[0], Instruction::Sleep(Duration::from_secs(1)));
-        assert_eq!(got.last(), Some(&Instruction::Sleep(Duration::from_secs(1))));
+        assert_eq!(
+            got.last(),
+            Some(&Instruction::Sleep(Duration::from_secs(1)))
+        );
     }
 
     #[test]
     fn finite_blocks_setup_ends_with_the_palette_clone() {
         let starts = [PlayerPos::new(0.5, 2.0, 0.5), PlayerPos::new(1.5, 2.0, 0.5)];
         let got = lines(&setup(&config(false), &starts).unwrap());
-        assert_eq!(got.last().unwrap(), &(0, "chat /clone 22 0 0 22 9 9 10 0 0".to_owned()));
+        assert_eq!(
+            got.last().unwrap(),
+            &(0, "chat /clone 22 0 0 22 9 9 10 0 0".to_owned())
+        );
         // No blocks are given with finite blocks.
         assert!(!got.iter().any(|(_, l)| l.contains("/give human dirt")));
     }
@@ -569,7 +590,13 @@ mod tests {
         let mut slots = vec![(BlockId::AIR, 0); 36];
         slots[12] = (BlockId(3), 4);
         let source = place_source(&slots, BlockId(3), 4).unwrap();
-        assert_eq!(source, PlaceSource::Swap { slot: 12, hotbar: 4 });
+        assert_eq!(
+            source,
+            PlaceSource::Swap {
+                slot: 12,
+                hotbar: 4
+            }
+        );
         assert_eq!(
             lines(&place_break(&cfg, 0, &place, source)),
             sent(
@@ -587,14 +614,20 @@ mod tests {
             )
         );
         slots[2] = (BlockId(3), 1);
-        assert_eq!(place_source(&slots, BlockId(3), 4), Some(PlaceSource::Hotbar(2)));
+        assert_eq!(
+            place_source(&slots, BlockId(3), 4),
+            Some(PlaceSource::Hotbar(2))
+        );
         assert_eq!(place_source(&slots, BlockId(9), 4), None);
     }
 
     #[test]
     fn move_give_and_title() {
         let cfg = config(false);
-        assert_eq!(lines(&move_to(0, PlayerPos::new(1.5, 2.0, 0.5))), sent(0, &["tp 1.5 2 0.5"]));
+        assert_eq!(
+            lines(&move_to(0, PlayerPos::new(1.5, 2.0, 0.5))),
+            sent(0, &["tp 1.5 2 0.5"])
+        );
         assert_eq!(
             lines(&give(&cfg, 0, 1, BlockId(6), 5)),
             vec![
@@ -629,7 +662,9 @@ mod tests {
         let mut cfg = config(true);
         cfg.players[0].player_name = Some("a_very_long_player_name".into());
         assert_eq!(player_name(&cfg, 0), "a_very_long_play");
-        let item = Item::from_json(&json!({"id": "shears", "count": 1, "enchantments": [{"id": 34}]})).unwrap();
+        let item =
+            Item::from_json(&json!({"id": "shears", "count": 1, "enchantments": [{"id": 34}]}))
+                .unwrap();
         assert_eq!(
             give_item("x", &item).to_string(),
             "chat /give x shears 1 0 {ench: [{id: 34, lvl: 32767}]}"
@@ -643,6 +678,9 @@ mod tests {
         assert!((yaw + 45.0).abs() < 1e-12, "{yaw}");
         assert_eq!(pitch, 0.0);
         let (yaw, pitch) = look_angles([0.5, 3.6, 0.5], [0.5, 2.6, 1.5]);
-        assert!(yaw.abs() < 1e-12 && (pitch - 45.0).abs() < 1e-12, "{yaw} {pitch}");
+        assert!(
+            yaw.abs() < 1e-12 && (pitch - 45.0).abs() < 1e-12,
+            "{yaw} {pitch}"
+        );
     }
 }

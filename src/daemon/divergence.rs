@@ -444,3 +444,267 @@ impl MissingItems {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use malmo_bridge::decoded::Stack;
+    use serde_json::json;
+
+    use super::*;
+    use crate::daemon::detect::DetectorConfig;
+    use crate::sim::inventory::Inventory;
+
+    /// A 5x5x5 world, human player 0 and AI player 1.
+    fn config(inf_blocks: bool) -> Config {
+        Config::from_json(&json!({
+            "num_players": 2,
+            "world_size": [5, 5, 5],
+            "players": [{"is_human": true, "player_name": "human"}, {"is_human": false}],
+            "abilities": {"teleportation": false, "flying": true, "inf_blocks": inf_blocks},
+        }))
+        .unwrap()
+    }
+
+    fn world(cfg: &Config) -> (Blocks, EnvState, MalmoState) {
+        let size = cfg.world_size;
+        let mut goal = Blocks::initial_world(size);
+        for z in 0..5 {
+            goal.set(Cell::new(4, 2, z), BlockId(2 + z as u8));
+        }
+        let mut blocks = Blocks::initial_world(size);
+        if !cfg.abilities.inf_blocks {
+            for z in 0..5 {
+                blocks.set(Cell::new(4, 2, z), BlockId(2 + z as u8));
+            }
+        }
+        let positions = vec![PlayerPos::new(0.5, 2.0, 0.5), PlayerPos::new(1.5, 2.0, 0.5)];
+        let state = EnvState {
+            blocks: blocks.clone(),
+            last_interacted: vec![-1; size.num_cells()],
+            player_positions: positions.clone(),
+            inventories: vec![Inventory::default(); 2],
+            timestep: 0,
+            timesteps_with_no_progress: 0,
+            maximum_goal_percentages: vec![0.0; 2],
+        };
+        let malmo = MalmoState::new(&DetectorConfig::from_config(cfg), blocks, &positions);
+        (goal, state, malmo)
+    }
+
+    fn lines(repairs: &[Repair]) -> Vec<String> {
+        repairs
+            .iter()
+            .filter_map(|r| match r {
+                Repair::Minecraft(list) => Some(list),
+                _ => None,
+            })
+            .flatten()
+            .filter_map(|i| match i {
+                Instruction::Send { command, .. } => Some(command.to_string()),
+                Instruction::Sleep(_) => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn equal_states_do_not_diverge() {
+        for inf in [true, false] {
+            let cfg = config(inf);
+            let (goal, state, malmo) = world(&cfg);
+            assert!(compare(&cfg, &goal, &state, &malmo, &SyncScope::everything()).is_empty());
+        }
+    }
+
+    #[test]
+    fn minecraft_blocks_overwrite_the_simulator() {
+        let cfg = config(true);
+        let (goal, mut state, mut malmo) = world(&cfg);
+        let cell = Cell::new(2, 2, 2);
+        malmo.blocks.set(cell, BlockId(9));
+        let report = compare(&cfg, &goal, &state, &malmo, &SyncScope::everything());
+        assert_eq!(
+            report.divergences,
+            vec![Divergence::Block {
+                cell,
+                simulator: BlockId::AIR,
+                minecraft: BlockId(9)
+            }]
+        );
+        apply(&mut state, &report.repairs);
+        assert_eq!(state.blocks.get(cell), BlockId(9));
+        assert!(compare(&cfg, &goal, &state, &malmo, &SyncScope::everything()).is_empty());
+    }
+
+    #[test]
+    fn floor_and_palette_are_repaired_in_minecraft() {
+        let cfg = config(false);
+        let (goal, state, mut malmo) = world(&cfg);
+        malmo.blocks.set(Cell::new(1, 0, 1), BlockId::AIR);
+        malmo.blocks.set(Cell::new(3, 0, 1), BlockId(2));
+        malmo.blocks.set(Cell::new(4, 2, 3), BlockId::AIR);
+        let report = compare(&cfg, &goal, &state, &malmo, &SyncScope::everything());
+        assert_eq!(report.divergences.len(), 3);
+        assert!(matches!(
+            report.divergences[2],
+            Divergence::Palette {
+                goal: BlockId(5),
+                ..
+            }
+        ));
+        assert_eq!(
+            lines(&report.repairs),
+            [
+                "chat /fill 0 0 0 4 0 4 bedrock",
+                "chat /clone 10 0 0 10 4 4 4 0 0"
+            ]
+        );
+        // Nothing changes in the simulator.
+        let mut after = state.clone();
+        apply(&mut after, &report.repairs);
+        assert_eq!(after, state);
+    }
+
+    #[test]
+    fn finite_inventories_follow_minecraft_and_held_is_ignored() {
+        let cfg = config(false);
+        let (goal, mut state, mut malmo) = world(&cfg);
+        malmo.players[0].inventory[3] = Slot {
+            block: BlockId(6),
+            count: 2,
+        };
+        malmo.players[0].held = Slot {
+            block: BlockId(7),
+            count: 1,
+        };
+        // A stale id in an empty simulator slot is no divergence.
+        let mut stale = Inventory::default();
+        stale.set_slot(
+            5,
+            Slot {
+                block: BlockId(4),
+                count: 0,
+            },
+        );
+        state.inventories[1] = stale;
+        let report = compare(&cfg, &goal, &state, &malmo, &SyncScope::everything());
+        assert_eq!(report.divergences.len(), 1);
+        apply(&mut state, &report.repairs);
+        assert_eq!(state.inventories[0].count(BlockId(6)), 2);
+        // With infinite blocks, inventories are not compared.
+        let cfg = config(true);
+        assert!(
+            compare(
+                &cfg,
+                &goal,
+                &world(&cfg).1,
+                &malmo,
+                &SyncScope::everything()
+            )
+            .divergences
+            .iter()
+            .all(|d| !matches!(d, Divergence::Inventory { .. }))
+        );
+    }
+
+    #[test]
+    fn ai_positions_are_overwritten_human_ones_only_reported() {
+        let cfg = config(true);
+        let (goal, mut state, mut malmo) = world(&cfg);
+        malmo.players[1].position = PlayerPos::new(1.5, 2.00005, 0.5);
+        assert!(compare(&cfg, &goal, &state, &malmo, &SyncScope::everything()).is_empty());
+        malmo.players[1].position = PlayerPos::new(1.5, 3.0, 0.5);
+        malmo.players[0].position = PlayerPos::new(2.7, 2.0, 0.5);
+        let report = compare(&cfg, &goal, &state, &malmo, &SyncScope::everything());
+        assert_eq!(
+            report.divergences,
+            vec![
+                Divergence::HumanPosition {
+                    player: PlayerId(0),
+                    simulator: Cell::new(0, 2, 0),
+                    minecraft: Cell::new(2, 2, 0),
+                },
+                Divergence::AiPosition {
+                    player: PlayerId(1),
+                    simulator: PlayerPos::new(1.5, 2.0, 0.5),
+                    minecraft: PlayerPos::new(1.5, 3.0, 0.5),
+                },
+            ]
+        );
+        apply(&mut state, &report.repairs);
+        assert_eq!(state.player_positions[0], PlayerPos::new(0.5, 2.0, 0.5));
+        assert_eq!(state.player_positions[1], PlayerPos::new(1.5, 3.0, 0.5));
+    }
+
+    #[test]
+    fn the_scope_limits_the_comparison() {
+        let cfg = config(false);
+        let (goal, state, mut malmo) = world(&cfg);
+        let (a, b) = (Cell::new(1, 2, 1), Cell::new(2, 2, 2));
+        malmo.blocks.set(a, BlockId(3));
+        malmo.blocks.set(b, BlockId(3));
+        malmo.players[0].inventory[0] = Slot {
+            block: BlockId(3),
+            count: 1,
+        };
+        let scope = SyncScope {
+            blocks: true,
+            skip_cells: vec![cfg.world_size.index(a)],
+            inventories_and_positions: false,
+        };
+        let report = compare(&cfg, &goal, &state, &malmo, &scope);
+        assert_eq!(
+            report.repairs,
+            vec![Repair::SetBlock {
+                cell: b,
+                block: BlockId(3)
+            }]
+        );
+        assert!(compare(&cfg, &goal, &state, &malmo, &SyncScope::default()).is_empty());
+    }
+
+    #[test]
+    fn ai_slots_are_reordered_or_given() {
+        let cfg = config(true);
+        let (_, _, mut malmo) = world(&cfg);
+        let view = &mut malmo.players[1];
+        view.inventory.swap(3, 7);
+        view.inventory[9] = Slot::default();
+        let got: Vec<String> = ai_inventory_repairs(&cfg, 1, view)
+            .iter()
+            .map(|i| match i {
+                Instruction::Send { command, .. } => command.to_string(),
+                Instruction::Sleep(_) => String::new(),
+            })
+            .collect();
+        assert_eq!(
+            got,
+            ["swapInventoryItems 3 7", "chat /give player_1 wool 1"]
+        );
+    }
+
+    #[test]
+    fn missing_items_are_given_after_the_grace_period() {
+        let cfg = config(true);
+        let (_, _, malmo) = world(&cfg);
+        let mut view = malmo.players[0].clone();
+        let required = vec![Item::block(Block::Planks)];
+        let mut missing = MissingItems::new(2);
+        let ms = Duration::from_millis;
+        assert!(missing.check(&cfg, 0, &view, &required, ms(0)).is_empty());
+        assert!(missing.check(&cfg, 0, &view, &required, ms(50)).is_empty());
+        let due = missing.check(&cfg, 0, &view, &required, ms(120));
+        assert_eq!(
+            due,
+            vec![Instruction::Send {
+                agent: 0,
+                command: Command::Chat("/give human planks 1 0".into()),
+            }]
+        );
+        // Back in the inventory (or on the cursor): nothing more.
+        view.items = vec![Stack {
+            item: "planks".into(),
+            size: 1,
+        }];
+        assert!(missing.check(&cfg, 0, &view, &required, ms(300)).is_empty());
+    }
+}
