@@ -20,7 +20,7 @@
 //! infinite blocks ([`ai_inventory_repairs`]) are repaired in Minecraft with
 //! `/give` and `swapInventoryItems`.
 //!
-//! **When** to compare ([`SyncScope`]), after each batch of observations:
+//! **When to compare** ([`SyncScope`]), after each batch of observations:
 //!
 //! - nothing while an AI action runs (its commands may be half shown; the
 //!   reference's rule);
@@ -158,7 +158,7 @@ impl Report {
     }
 }
 
-/// What may be synced now (decision 8 of the module docs).
+/// What may be synced now (see "When to compare" in the module docs).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct SyncScope {
     /// Compare blocks (false while an AI action runs).
