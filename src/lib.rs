@@ -9,6 +9,8 @@
 //! - [`nn`]: the reference networks in `tch` (conv and transformer), checkpoints and
 //!   golden checks.
 //! - [`bench`]: speed measurements against the reference's figures.
+//! - [`daemon`]: the lockstep daemon's pure translation between the simulator and
+//!   Minecraft (human-action detection, assistant commands, divergence repair).
 //! - [`cli`]: the `mbag` command line.
 #![warn(missing_docs)]
 

@@ -1,6 +1,8 @@
 //! Integration tests of the mbag crate. They read the reference data in
 //! `../shared` by relative path, as CI does.
 
+// The daemon's human-action detection against the recorded tutorial episodes.
+mod detect_parity;
 mod evaluate_cli;
 mod goal_transforms;
 mod golden_episodes;

@@ -1,0 +1,1040 @@
+//! Human-action detection (MBAG_INTEGRATION.md §4): Minecraft's observations in,
+//! environment actions for the human players out.
+//!
+//! [`MalmoState`] is the reference's `MalmoState`: what Minecraft shows (blocks,
+//! per-player positions, inventories, crosshair targets, held buttons), updated
+//! from one [`DecodedObservation`] at a time into [`StateDiff`]s. [`Detector`] turns
+//! those diffs into [`HumanAction`]s with the reference's `get_human_actions`
+//! semantics (attribution through `last_breaking`/`last_placing`, the nearest-player
+//! fallback, unit moves, `blocks_on_ground` bookkeeping and GIVE_BLOCK), ignores the
+//! diffs an AI action announced ([`Detector::expect`]), and queues one action per
+//! human per environment step ([`Detector::next_action`]).
+//!
+//! Decisions where the reference is ambiguous or where we deviate (each one is
+//! checked by the parity test on the real recordings, `tests/integration/detect_parity.rs`):
+//!
+//! 1. **Crosshair of this and the previous observation.** A held `use`/`attack`
+//!    marks the block under the crosshair in this observation (the current
+//!    reference) *and* the one of the player's previous observation (the 2023
+//!    detector that recorded the episodes). The client's ray runs ahead of the
+//!    server's grid: in `tutorial_p04` (env step 59084) the crosshair already
+//!    passes through the block being broken when the grid still shows it, so the
+//!    current reference alone misses that break.
+//! 2. **Moves before block changes.** Actions from one observation are emitted as
+//!    moves, then place/break, then gives. The current reference emits block changes
+//!    first; the 2023 detector emitted moves first, and only that order lets the
+//!    simulator replay a jump-and-place-below (the place would otherwise target the
+//!    cell the player still stands in).
+//! 3. **Moves start from where the simulator will be.** Each human's moves are
+//!    counted from a tracked cell: the truncated Minecraft position as the reference
+//!    does, re-aligned by [`Detector::sync_positions`] to the simulator's cell
+//!    after a batch of observations, when that player has no queued action (the
+//!    2023 detector's `sync_human_state`, which also ran only in steps with
+//!    observations). Without it, a move the simulator refused (`tutorial_p04`,
+//!    step 13288: a drop into a dug hole) is undone later by an opposite move the
+//!    simulator does take, and the two positions drift apart for good.
+//! 4. **Unknown block names** (the reference raises `KeyError` and ends the
+//!    episode) are logged and the cell keeps its previous value. A grid of the wrong
+//!    length is a [`DetectError`].
+//! 5. **Missing inventory keys** (an observation without `InventorySlot_*`) keep
+//!    the previous inventory; a missing `held` slot reads as empty (§10).
+//! 6. **Actions attributed to AI players** (the nearest-player fallback considers
+//!    every player, §10) are returned by [`Detector::observe`] but never queued:
+//!    in the reference nobody consumes them either.
+//! 7. **Inventory rows**: block counts use slots 0..=35 only; `held` is kept for the
+//!    always-have check (§4.2, §5.3).
+
+use std::collections::VecDeque;
+
+use log::{debug, warn};
+use malmo_bridge::block::Block;
+use malmo_bridge::decoded::{DecodedObservation, HumanEvent, Stack};
+
+use crate::sim::action::{Action, ActionType};
+use crate::sim::block::{BlockId, Blocks, NUM_BLOCKS};
+use crate::sim::config::Config;
+use crate::sim::coords::{Cell, PlayerId, PlayerPos, WorldSize};
+use crate::sim::inventory::{NUM_SLOTS, Slot};
+
+/// Eye height above the feet, used to tell which side of a face the viewer is on.
+const EYE_HEIGHT: f64 = 1.6;
+
+/// What the detector needs to know about the episode.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DetectorConfig {
+    /// The world size.
+    pub size: WorldSize,
+    /// Per player, whether a human plays it.
+    pub humans: Vec<bool>,
+    /// Infinite blocks (no palette, no GIVE_BLOCK).
+    pub inf_blocks: bool,
+}
+
+impl DetectorConfig {
+    /// The detector's view of an environment config.
+    pub fn from_config(config: &Config) -> Self {
+        Self {
+            size: config.world_size,
+            humans: config.players.iter().map(|p| p.is_human).collect(),
+            inf_blocks: config.abilities.inf_blocks,
+        }
+    }
+
+    /// The number of players.
+    pub fn num_players(&self) -> usize {
+        self.humans.len()
+    }
+
+    /// The palette column's x (`W - 1`), when blocks are finite.
+    pub fn palette_x(&self) -> Option<i32> {
+        (!self.inf_blocks).then(|| self.size.width as i32 - 1)
+    }
+}
+
+/// An observation the detector cannot read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DetectError {
+    /// The `world` grid does not have one entry per cell.
+    #[error("the world grid has {got} cells, a {size} world has {expected}")]
+    GridSize {
+        /// Cells in the observation.
+        got: usize,
+        /// Cells of the world.
+        expected: usize,
+        /// The world size.
+        size: WorldSize,
+    },
+    /// The player index is not one of the episode's players.
+    #[error("no player {0} in this episode")]
+    UnknownPlayer(PlayerId),
+}
+
+/// What Minecraft shows of one player.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlayerView {
+    /// Inventory slots 0..=35 (block id and count; any non-block item reads as
+    /// air with count 0, as in the reference).
+    pub inventory: [Slot; NUM_SLOTS],
+    /// The stack on the mouse cursor, read as the slots are.
+    pub held: Slot,
+    /// Item names and counts of every slot and `held`, as reported (for the
+    /// always-have check, which also counts tools).
+    pub items: Vec<Stack>,
+    /// Feet position.
+    pub position: PlayerPos,
+    /// The world cell under the crosshair, within reach.
+    pub looking_at: Option<Cell>,
+    /// The cell under the crosshair in this player's previous observation.
+    pub previous_looking_at: Option<Cell>,
+    /// The attack button is held.
+    pub is_breaking: bool,
+    /// The use button is held.
+    pub is_placing: bool,
+}
+
+impl PlayerView {
+    /// Block counts over slots 0..=35 (the reference's
+    /// `get_block_counts_in_inventory`; `held` does not count).
+    pub fn block_counts(&self) -> [i32; NUM_BLOCKS] {
+        let mut counts = [0; NUM_BLOCKS];
+        for slot in &self.inventory {
+            counts[usize::from(slot.block.0)] += slot.count;
+        }
+        counts
+    }
+}
+
+/// One change between two Minecraft states (the reference's `MalmoStateDiff`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum StateDiff {
+    /// A world cell changed.
+    Block {
+        /// The cell.
+        cell: Cell,
+        /// Its block before.
+        before: BlockId,
+        /// Its block now.
+        after: BlockId,
+    },
+    /// A player moved (any change of the float position).
+    Location {
+        /// Who.
+        player: PlayerId,
+        /// Position before.
+        before: PlayerPos,
+        /// Position now.
+        after: PlayerPos,
+    },
+    /// A player's count of one block type (slots 0..=35) changed.
+    Inventory {
+        /// Whose inventory.
+        player: PlayerId,
+        /// Which block.
+        block: BlockId,
+        /// The count before.
+        before: i32,
+        /// The count now.
+        after: i32,
+    },
+}
+
+/// What Minecraft shows, as far as MBAG cares (the reference's `MalmoState`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MalmoState {
+    /// The build area's blocks (block states are always 0).
+    pub blocks: Blocks,
+    /// Every player's view.
+    pub players: Vec<PlayerView>,
+    /// Per cell, who last held attack while looking at it.
+    pub last_breaking: Vec<Option<PlayerId>>,
+    /// Per cell, who last held use while looking at it.
+    pub last_placing: Vec<Option<PlayerId>>,
+}
+
+fn block_id(block: Block) -> BlockId {
+    BlockId(block.mbag_id())
+}
+
+fn slot_of(stack: Option<&Stack>) -> Slot {
+    match stack.and_then(|s| Block::from_observed_name(&s.item)) {
+        Some(block) if block != Block::Air => Slot {
+            block: block_id(block),
+            count: i32::try_from(stack.map_or(0, |s| s.size)).unwrap_or(0),
+        },
+        // Air and non-block items (tools) are "no block" (§3).
+        _ => Slot::default(),
+    }
+}
+
+/// The player's cell as the reference computes it: `int()` truncates towards zero.
+fn truncated_cell(pos: PlayerPos) -> Cell {
+    Cell::new(pos.x as i32, pos.y as i32, pos.z as i32)
+}
+
+impl MalmoState {
+    /// The state the reference starts from: the simulator's blocks and positions,
+    /// empty inventories (one of each placeable block in slot k with infinite blocks).
+    pub fn new(config: &DetectorConfig, blocks: Blocks, positions: &[PlayerPos]) -> Self {
+        let mut inventory = [Slot::default(); NUM_SLOTS];
+        if config.inf_blocks {
+            for block in Block::PLACEABLE {
+                let id = block_id(block);
+                inventory[usize::from(id.0)] = Slot {
+                    block: id,
+                    count: 1,
+                };
+            }
+        }
+        let cells = config.size.num_cells();
+        Self {
+            blocks,
+            players: positions
+                .iter()
+                .map(|&position| PlayerView {
+                    inventory,
+                    held: Slot::default(),
+                    items: Vec::new(),
+                    position,
+                    looking_at: None,
+                    previous_looking_at: None,
+                    is_breaking: false,
+                    is_placing: false,
+                })
+                .collect(),
+            last_breaking: vec![None; cells],
+            last_placing: vec![None; cells],
+        }
+    }
+
+    /// Applies one observation of `player` (§4.2) and returns the diffs in the
+    /// reference's order: blocks (x, then y, then z), location, inventory.
+    pub fn update(
+        &mut self,
+        config: &DetectorConfig,
+        player: PlayerId,
+        obs: &DecodedObservation,
+    ) -> Result<Vec<StateDiff>, DetectError> {
+        let p = player.0;
+        if p >= self.players.len() {
+            return Err(DetectError::UnknownPlayer(player));
+        }
+        let mut diffs = Vec::new();
+        // Every player sees the same world; the reference reads player 0's only.
+        if p == 0 {
+            self.update_blocks(config.size, obs, &mut diffs)?;
+        }
+
+        let view = &mut self.players[p];
+        let before = view.position;
+        let after = PlayerPos::new(
+            obs.position[0].unwrap_or(before.x),
+            obs.position[1].unwrap_or(before.y),
+            obs.position[2].unwrap_or(before.z),
+        );
+        if after != before {
+            diffs.push(StateDiff::Location {
+                player,
+                before,
+                after,
+            });
+        }
+        view.position = after;
+
+        let (placing, breaking) = if config.humans[p] {
+            let mut placing = view.is_placing;
+            let mut breaking = view.is_breaking;
+            for event in &obs.events {
+                if let HumanEvent::Key {
+                    command, pressed, ..
+                } = event
+                {
+                    match command.as_str() {
+                        "use" => {
+                            view.is_placing = *pressed;
+                            placing |= *pressed;
+                        }
+                        "attack" => {
+                            view.is_breaking = *pressed;
+                            breaking |= *pressed;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            (placing, breaking)
+        } else {
+            // An AI presses buttons only through commands, echoed once.
+            view.is_placing = obs.commands.iter().any(|c| c == "use 1");
+            view.is_breaking = obs.commands.iter().any(|c| c == "attack 1");
+            (view.is_placing, view.is_breaking)
+        };
+
+        view.previous_looking_at = view.looking_at;
+        view.looking_at = looking_at(config.size, obs, after);
+        // Decision 1: this observation's target and the previous one's.
+        let targets = [view.looking_at, view.previous_looking_at];
+        for (i, cell) in targets.into_iter().enumerate() {
+            let Some(cell) = cell else { continue };
+            if i == 1 && targets[0] == Some(cell) {
+                continue;
+            }
+            let index = config.size.index(cell).0 as usize;
+            if breaking {
+                self.last_breaking[index] = Some(player);
+            }
+            if placing {
+                self.last_placing[index] = Some(player);
+            }
+        }
+
+        let view = &mut self.players[p];
+        if !obs.inventory.is_empty() {
+            let before = view.block_counts();
+            for (i, slot) in view.inventory.iter_mut().enumerate() {
+                *slot = slot_of(obs.inventory.get(i).and_then(Option::as_ref));
+            }
+            view.held = slot_of(obs.held.as_ref());
+            view.items = obs
+                .inventory
+                .iter()
+                .take(NUM_SLOTS)
+                .flatten()
+                .chain(obs.held.as_ref())
+                .cloned()
+                .collect();
+            let after = view.block_counts();
+            for (b, (&was, &now)) in before.iter().zip(&after).enumerate() {
+                if was != now {
+                    diffs.push(StateDiff::Inventory {
+                        player,
+                        block: BlockId(b as u8),
+                        before: was,
+                        after: now,
+                    });
+                }
+            }
+        }
+        Ok(diffs)
+    }
+
+    fn update_blocks(
+        &mut self,
+        size: WorldSize,
+        obs: &DecodedObservation,
+        diffs: &mut Vec<StateDiff>,
+    ) -> Result<(), DetectError> {
+        let Some(grid) = obs.grid("world") else {
+            return Ok(());
+        };
+        if grid.len() != size.num_cells() {
+            return Err(DetectError::GridSize {
+                got: grid.len(),
+                expected: size.num_cells(),
+                size,
+            });
+        }
+        let (w, d) = (size.width, size.depth);
+        let mut unknown = 0usize;
+        // Iterate in C order over (x, y, z) so diffs come in np.argwhere order.
+        for cell in size.cells() {
+            let (x, y, z) = (cell.x as usize, cell.y as usize, cell.z as usize);
+            let Some(block) = grid[(y * d + z) * w + x] else {
+                unknown += 1;
+                continue;
+            };
+            let after = block_id(block);
+            let before = self.blocks.get(cell);
+            if after != before {
+                self.blocks.set(cell, after);
+                diffs.push(StateDiff::Block {
+                    cell,
+                    before,
+                    after,
+                });
+            }
+        }
+        if unknown > 0 {
+            warn!(
+                "{unknown} cells of the world grid hold no MBAG block; they keep their previous value"
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The world cell under the crosshair (§4.2 step 4): a hit on an integral
+/// coordinate at or behind the viewer's side is the far face of the block before it.
+fn looking_at(size: WorldSize, obs: &DecodedObservation, pos: PlayerPos) -> Option<Cell> {
+    let los = obs.line_of_sight.as_ref()?;
+    if !los.in_range || los.hit_type != "block" {
+        return None;
+    }
+    let near = |hit: f64, viewer: f64| {
+        if hit <= viewer && hit.fract() == 0.0 {
+            hit - 1.0
+        } else {
+            hit
+        }
+    };
+    let x = near(los.x, pos.x);
+    let y = near(los.y, pos.y + EYE_HEIGHT);
+    let z = near(los.z, pos.z);
+    let inside = |v: f64, n: usize| 0.0 <= v && v < n as f64;
+    (inside(x, size.width) && inside(y, size.height) && inside(z, size.depth))
+        .then(|| Cell::new(x as i32, y as i32, z as i32))
+}
+
+/// An environment action detected for a player.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HumanAction {
+    /// Who acts.
+    pub player: PlayerId,
+    /// The action.
+    pub action: Action,
+}
+
+/// The reference's detection thread without the thread: [`MalmoState`] plus the
+/// bookkeeping that turns its diffs into queued human actions.
+#[derive(Clone, Debug)]
+pub struct Detector {
+    config: DetectorConfig,
+    state: MalmoState,
+    /// Per player and block, blocks that player dropped and still owns (negative
+    /// while a placement waits for its inventory diff).
+    blocks_on_ground: Vec<[i32; NUM_BLOCKS]>,
+    /// Per player, the cell its queued moves lead to (decision 3).
+    tracked: Vec<Cell>,
+    queues: Vec<VecDeque<Action>>,
+    expected: Vec<StateDiff>,
+}
+
+impl Detector {
+    /// A detector for an episode starting from the simulator's blocks and positions.
+    pub fn new(config: DetectorConfig, blocks: Blocks, positions: &[PlayerPos]) -> Self {
+        let n = config.num_players();
+        assert_eq!(positions.len(), n, "one position per player");
+        Self {
+            state: MalmoState::new(&config, blocks, positions),
+            blocks_on_ground: vec![[0; NUM_BLOCKS]; n],
+            tracked: positions.iter().map(|&p| truncated_cell(p)).collect(),
+            queues: vec![VecDeque::new(); n],
+            expected: Vec::new(),
+            config,
+        }
+    }
+
+    /// The detector's configuration.
+    pub fn config(&self) -> &DetectorConfig {
+        &self.config
+    }
+
+    /// What Minecraft shows now.
+    pub fn state(&self) -> &MalmoState {
+        &self.state
+    }
+
+    /// Registers the diffs an AI action will cause, so that they are not taken for
+    /// human actions (§4.1 step 3, §5 step 1).
+    pub fn expect(&mut self, diffs: impl IntoIterator<Item = StateDiff>) {
+        self.expected.extend(diffs);
+    }
+
+    /// Forgets the expected diffs not seen yet and returns them (the reference
+    /// warns about each 0.2 s after the AI action's commands).
+    pub fn take_unseen_expected(&mut self) -> Vec<StateDiff> {
+        std::mem::take(&mut self.expected)
+    }
+
+    /// Applies one observation, in receive order across players, and returns the
+    /// actions it implies, in emission order. Actions of human players are also
+    /// queued for [`Detector::next_action`].
+    pub fn observe(
+        &mut self,
+        player: PlayerId,
+        obs: &DecodedObservation,
+    ) -> Result<Vec<HumanAction>, DetectError> {
+        let diffs = self.state.update(&self.config, player, obs)?;
+        let mut moves = Vec::new();
+        let mut others = Vec::new();
+        for diff in diffs {
+            if let Some(i) = self.expected.iter().position(|e| *e == diff) {
+                self.expected.swap_remove(i);
+                continue;
+            }
+            match diff {
+                StateDiff::Block {
+                    cell,
+                    before,
+                    after,
+                } => others.extend(self.block_action(cell, before, after)),
+                StateDiff::Location { player, after, .. } => self.moves(player, after, &mut moves),
+                StateDiff::Inventory {
+                    player,
+                    block,
+                    before,
+                    after,
+                } => self.inventory_actions(player, block, before, after, &mut others),
+            }
+        }
+        // Decision 2: moves first.
+        moves.append(&mut others);
+        for a in &moves {
+            if self.config.humans[a.player.0] {
+                self.queues[a.player.0].push_back(a.action);
+            } else {
+                debug!(
+                    "dropping {:?} attributed to AI player {}",
+                    a.action, a.player
+                );
+            }
+        }
+        Ok(moves)
+    }
+
+    fn block_action(&mut self, cell: Cell, before: BlockId, after: BlockId) -> Option<HumanAction> {
+        let index = self.config.size.index(cell);
+        let i = index.0 as usize;
+        if after == BlockId::AIR {
+            let breaker = self.state.last_breaking[i]?;
+            self.blocks_on_ground[breaker.0][usize::from(before.0)] += 1;
+            return Some(HumanAction {
+                player: breaker,
+                action: Action::new(ActionType::BreakBlock, index, after),
+            });
+        }
+        if Some(cell.x) == self.config.palette_x() {
+            // The palette is refilled by /clone; not a human's doing.
+            return None;
+        }
+        let placer = self.state.last_placing[i].or_else(|| self.nearest_player(cell))?;
+        self.blocks_on_ground[placer.0][usize::from(after.0)] -= 1;
+        Some(HumanAction {
+            player: placer,
+            action: Action::new(ActionType::PlaceBlock, index, after),
+        })
+    }
+
+    /// The player nearest to a block's integer corner, of any kind (§10).
+    fn nearest_player(&self, cell: Cell) -> Option<PlayerId> {
+        let mut best: Option<(f64, usize)> = None;
+        for (p, view) in self.state.players.iter().enumerate() {
+            let d = (view.position.x - f64::from(cell.x)).powi(2)
+                + (view.position.y - f64::from(cell.y)).powi(2)
+                + (view.position.z - f64::from(cell.z)).powi(2);
+            if best.is_none_or(|(b, _)| d < b) {
+                best = Some((d, p));
+            }
+        }
+        best.map(|(_, p)| PlayerId(p))
+    }
+
+    fn moves(&mut self, player: PlayerId, after: PlayerPos, out: &mut Vec<HumanAction>) {
+        let target = truncated_cell(after);
+        let current = &mut self.tracked[player.0];
+        let axes = [
+            (
+                target.x - current.x,
+                ActionType::MovePosX,
+                ActionType::MoveNegX,
+            ),
+            (
+                target.y - current.y,
+                ActionType::MovePosY,
+                ActionType::MoveNegY,
+            ),
+            (
+                target.z - current.z,
+                ActionType::MovePosZ,
+                ActionType::MoveNegZ,
+            ),
+        ];
+        for (delta, pos, neg) in axes {
+            let kind = if delta > 0 { pos } else { neg };
+            for _ in 0..delta.unsigned_abs() {
+                out.push(HumanAction {
+                    player,
+                    action: Action::new(kind, Default::default(), BlockId::AIR),
+                });
+            }
+        }
+        *current = target;
+    }
+
+    fn inventory_actions(
+        &mut self,
+        player: PlayerId,
+        block: BlockId,
+        before: i32,
+        after: i32,
+        out: &mut Vec<HumanAction>,
+    ) {
+        let b = usize::from(block.0);
+        let p = player.0;
+        self.blocks_on_ground[p][b] += before - after;
+        if self.config.inf_blocks || self.blocks_on_ground[p][b] >= 0 {
+            return;
+        }
+        // Picked up more than it dropped: the rest came from other players.
+        let cell = truncated_cell(self.state.players[p].position);
+        match self.config.size.checked_index(cell) {
+            Some(index) => {
+                for o in (0..self.config.num_players()).filter(|&o| o != p) {
+                    while self.blocks_on_ground[o][b] > 0 && self.blocks_on_ground[p][b] < 0 {
+                        out.push(HumanAction {
+                            player: PlayerId(o),
+                            action: Action::new(ActionType::GiveBlock, index, block),
+                        });
+                        self.blocks_on_ground[o][b] -= 1;
+                        self.blocks_on_ground[p][b] += 1;
+                    }
+                }
+            }
+            None => warn!("player {player} picked up {block} outside the world at {cell}"),
+        }
+        if self.blocks_on_ground[p][b] < 0 {
+            warn!(
+                "player {player} unexpectedly has {} {block} blocks on the ground",
+                self.blocks_on_ground[p][b]
+            );
+        }
+    }
+
+    /// Pops the next queued action of `player` (the reference hands at most one
+    /// per player to each environment step).
+    pub fn next_action(&mut self, player: PlayerId) -> Option<Action> {
+        self.queues.get_mut(player.0)?.pop_front()
+    }
+
+    /// The actions queued for `player`.
+    pub fn queued(&self, player: PlayerId) -> impl Iterator<Item = &Action> {
+        self.queues[player.0].iter()
+    }
+
+    /// Whether any human action waits in a queue (the reference syncs only when
+    /// none does, §6).
+    pub fn any_queued(&self) -> bool {
+        self.queues.iter().any(|q| !q.is_empty())
+    }
+
+    /// Decision 3: re-aligns each human with no queued action to the simulator's
+    /// cell, so that its next moves start from where the simulator has it. Returns
+    /// the players whose tracked cell differed.
+    pub fn sync_positions(&mut self, simulator: &[PlayerPos]) -> Vec<PlayerId> {
+        let mut moved = Vec::new();
+        for (p, &pos) in simulator.iter().enumerate() {
+            if !self.config.humans[p] || !self.queues[p].is_empty() {
+                continue;
+            }
+            let cell = pos.feet_cell();
+            if self.tracked[p] != cell {
+                warn!(
+                    "player {p}: the simulator has it at {cell}, its moves so far lead to {}; following the simulator",
+                    self.tracked[p]
+                );
+                self.tracked[p] = cell;
+                moved.push(PlayerId(p));
+            }
+        }
+        moved
+    }
+}
+
+/// What an AI action will change in Minecraft, as the simulator executed it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum AiEffect {
+    /// A block placed at a cell.
+    Place {
+        /// The cell.
+        cell: Cell,
+        /// The block.
+        block: BlockId,
+    },
+    /// The block at a cell broken.
+    Break {
+        /// The cell.
+        cell: Cell,
+    },
+    /// A move to a new position.
+    Move {
+        /// The new feet position.
+        to: PlayerPos,
+    },
+    /// `count` blocks given to another player.
+    Give {
+        /// Who receives them.
+        recipient: PlayerId,
+        /// The block.
+        block: BlockId,
+        /// How many.
+        count: i32,
+    },
+}
+
+/// The diffs an AI action of `player` will cause, computed from the current
+/// Minecraft state (`get_state_diffs_for_ai_action`), for [`Detector::expect`].
+pub fn expected_diffs(
+    config: &DetectorConfig,
+    state: &MalmoState,
+    player: PlayerId,
+    effect: AiEffect,
+) -> Vec<StateDiff> {
+    let counts = state.players[player.0].block_counts();
+    let count = |b: BlockId| counts[usize::from(b.0)];
+    let mut out = Vec::new();
+    match effect {
+        AiEffect::Place { cell, block } => {
+            out.push(StateDiff::Block {
+                cell,
+                before: BlockId::AIR,
+                after: block,
+            });
+            if !config.inf_blocks {
+                out.push(StateDiff::Inventory {
+                    player,
+                    block,
+                    before: count(block),
+                    after: count(block) - 1,
+                });
+            }
+        }
+        AiEffect::Break { cell } => {
+            let block = state.blocks.get(cell);
+            out.push(StateDiff::Block {
+                cell,
+                before: block,
+                after: BlockId::AIR,
+            });
+            if !config.inf_blocks {
+                out.push(StateDiff::Inventory {
+                    player,
+                    block,
+                    before: count(block),
+                    after: count(block) + 1,
+                });
+            }
+        }
+        AiEffect::Move { to } => out.push(StateDiff::Location {
+            player,
+            before: state.players[player.0].position,
+            after: to,
+        }),
+        AiEffect::Give {
+            recipient,
+            block,
+            count: n,
+        } => {
+            let theirs = state.players[recipient.0].block_counts()[usize::from(block.0)];
+            out.push(StateDiff::Inventory {
+                player,
+                block,
+                before: count(block),
+                after: count(block) - n,
+            });
+            out.push(StateDiff::Inventory {
+                player: recipient,
+                block,
+                before: theirs,
+                after: theirs + n,
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use malmo_bridge::decoded::DecodedGrid;
+    use malmo_bridge::observation::LineOfSight;
+
+    use super::*;
+
+    const SIZE: WorldSize = WorldSize::new(4, 4, 4);
+
+    fn config(humans: usize, ais: usize, inf_blocks: bool) -> DetectorConfig {
+        DetectorConfig {
+            size: SIZE,
+            humans: [vec![true; humans], vec![false; ais]].concat(),
+            inf_blocks,
+        }
+    }
+
+    fn grid(blocks: &Blocks) -> DecodedGrid {
+        let (w, h, d) = (SIZE.width, SIZE.height, SIZE.depth);
+        let mut cells = vec![Some(Block::Air); w * h * d];
+        for cell in SIZE.cells() {
+            let (x, y, z) = (cell.x as usize, cell.y as usize, cell.z as usize);
+            cells[(y * d + z) * w + x] = Block::from_mbag_id(blocks.get(cell).0);
+        }
+        DecodedGrid {
+            name: "world".into(),
+            cells,
+        }
+    }
+
+    fn at(pos: [f64; 3]) -> DecodedObservation {
+        DecodedObservation {
+            position: pos.map(Some),
+            ..Default::default()
+        }
+    }
+
+    fn key(command: &str, pressed: bool) -> HumanEvent {
+        HumanEvent::Key {
+            time: 1000,
+            command: command.into(),
+            pressed,
+        }
+    }
+
+    fn sight(hit: [f64; 3]) -> Option<LineOfSight> {
+        Some(LineOfSight {
+            hit_type: "block".into(),
+            x: hit[0],
+            y: hit[1],
+            z: hit[2],
+            kind: "dirt".into(),
+            in_range: true,
+            ..Default::default()
+        })
+    }
+
+    fn moves(kinds: &[ActionType]) -> Vec<Action> {
+        kinds
+            .iter()
+            .map(|&k| Action::new(k, Default::default(), BlockId::AIR))
+            .collect()
+    }
+
+    #[test]
+    fn break_is_attributed_through_attack_and_crosshair() {
+        let world = Blocks::initial_world(SIZE);
+        let mut d = Detector::new(
+            config(1, 0, true),
+            world.clone(),
+            &[PlayerPos::new(0.5, 2.0, 0.5)],
+        );
+        // Looking down at (1,1,1)'s top face, pressing attack.
+        let mut obs = at([0.5, 2.0, 0.5]);
+        obs.events = vec![key("attack", true)];
+        obs.line_of_sight = sight([1.5, 2.0, 1.5]);
+        assert_eq!(d.observe(PlayerId(0), &obs).unwrap(), vec![]);
+        assert_eq!(d.state().players[0].looking_at, Some(Cell::new(1, 1, 1)));
+        let mut broken = world.clone();
+        broken.set(Cell::new(1, 1, 1), BlockId::AIR);
+        let mut obs = at([0.5, 2.0, 0.5]);
+        obs.grids = vec![grid(&broken)];
+        let found = d.observe(PlayerId(0), &obs).unwrap();
+        let index = SIZE.index(Cell::new(1, 1, 1));
+        assert_eq!(
+            found,
+            vec![HumanAction {
+                player: PlayerId(0),
+                action: Action::new(ActionType::BreakBlock, index, BlockId::AIR),
+            }]
+        );
+        assert_eq!(d.next_action(PlayerId(0)), Some(found[0].action));
+        assert_eq!(d.next_action(PlayerId(0)), None);
+    }
+
+    #[test]
+    fn place_falls_back_to_the_nearest_player_and_palette_is_ignored() {
+        let world = Blocks::initial_world(SIZE);
+        let positions = [PlayerPos::new(0.5, 2.0, 0.5), PlayerPos::new(3.5, 2.0, 3.5)];
+        let mut d = Detector::new(config(2, 0, false), world.clone(), &positions);
+        let mut placed = world.clone();
+        placed.set(Cell::new(2, 2, 3), BlockId(6));
+        // The palette column x = 3 is refilled by /clone: no action.
+        placed.set(Cell::new(3, 2, 0), BlockId(6));
+        let mut obs = at([0.5, 2.0, 0.5]);
+        obs.grids = vec![grid(&placed)];
+        let found = d.observe(PlayerId(0), &obs).unwrap();
+        assert_eq!(
+            found,
+            vec![HumanAction {
+                player: PlayerId(1),
+                action: Action::new(
+                    ActionType::PlaceBlock,
+                    SIZE.index(Cell::new(2, 2, 3)),
+                    BlockId(6)
+                ),
+            }]
+        );
+    }
+
+    #[test]
+    fn moves_come_first_as_unit_moves_in_axis_order() {
+        let world = Blocks::initial_world(SIZE);
+        let mut d = Detector::new(
+            config(1, 0, true),
+            world.clone(),
+            &[PlayerPos::new(0.5, 2.0, 0.5)],
+        );
+        let mut placed = world.clone();
+        placed.set(Cell::new(0, 2, 0), BlockId(3));
+        let mut obs = at([2.3, 3.0, 0.2]);
+        obs.grids = vec![grid(&placed)];
+        let found: Vec<Action> = d
+            .observe(PlayerId(0), &obs)
+            .unwrap()
+            .iter()
+            .map(|a| a.action)
+            .collect();
+        let mut expected = moves(&[
+            ActionType::MovePosX,
+            ActionType::MovePosX,
+            ActionType::MovePosY,
+        ]);
+        expected.push(Action::new(
+            ActionType::PlaceBlock,
+            SIZE.index(Cell::new(0, 2, 0)),
+            BlockId(3),
+        ));
+        assert_eq!(found, expected);
+    }
+
+    #[test]
+    fn picking_up_another_players_drop_is_their_give() {
+        let mut world = Blocks::initial_world(SIZE);
+        world.set(Cell::new(2, 2, 2), BlockId(9));
+        let positions = [PlayerPos::new(0.5, 2.0, 0.5), PlayerPos::new(1.5, 2.0, 2.5)];
+        let mut d = Detector::new(config(2, 0, false), world.clone(), &positions);
+        // Player 1 breaks the wool...
+        let mut obs = at([1.5, 2.0, 2.5]);
+        obs.events = vec![key("attack", true)];
+        obs.line_of_sight = sight([2.0, 2.5, 2.5]);
+        d.observe(PlayerId(1), &obs).unwrap();
+        let mut broken = world.clone();
+        broken.set(Cell::new(2, 2, 2), BlockId::AIR);
+        let mut obs = at([0.5, 2.0, 0.5]);
+        obs.grids = vec![grid(&broken)];
+        let found = d.observe(PlayerId(0), &obs).unwrap();
+        assert_eq!(found[0].action.kind, ActionType::BreakBlock);
+        assert_eq!(found[0].player, PlayerId(1));
+        // ...and player 0 picks it up.
+        let mut obs = at([0.5, 2.0, 0.5]);
+        obs.inventory = vec![None; malmo_bridge::decoded::INVENTORY_SLOTS];
+        obs.inventory[0] = Some(Stack {
+            item: "wool".into(),
+            size: 1,
+        });
+        let found = d.observe(PlayerId(0), &obs).unwrap();
+        assert_eq!(
+            found,
+            vec![HumanAction {
+                player: PlayerId(1),
+                action: Action::new(
+                    ActionType::GiveBlock,
+                    SIZE.index(Cell::new(0, 2, 0)),
+                    BlockId(9)
+                ),
+            }]
+        );
+    }
+
+    #[test]
+    fn expected_ai_diffs_are_not_human_actions() {
+        let world = Blocks::initial_world(SIZE);
+        let positions = [PlayerPos::new(0.5, 2.0, 0.5), PlayerPos::new(3.5, 2.0, 3.5)];
+        let cfg = config(1, 1, true);
+        let mut d = Detector::new(cfg.clone(), world.clone(), &positions);
+        let cell = Cell::new(3, 2, 2);
+        let diffs = expected_diffs(
+            &cfg,
+            d.state(),
+            PlayerId(1),
+            AiEffect::Place {
+                cell,
+                block: BlockId(5),
+            },
+        );
+        d.expect(diffs);
+        let mut placed = world.clone();
+        placed.set(cell, BlockId(5));
+        let mut obs = at([0.5, 2.0, 0.5]);
+        obs.grids = vec![grid(&placed)];
+        assert_eq!(d.observe(PlayerId(0), &obs).unwrap(), vec![]);
+        assert!(d.take_unseen_expected().is_empty());
+    }
+
+    #[test]
+    fn unknown_names_keep_the_cell_and_wrong_sizes_fail() {
+        let world = Blocks::initial_world(SIZE);
+        let mut d = Detector::new(
+            config(1, 0, true),
+            world.clone(),
+            &[PlayerPos::new(0.5, 2.0, 0.5)],
+        );
+        let mut g = grid(&world);
+        g.cells[0] = None;
+        let mut obs = at([0.5, 2.0, 0.5]);
+        obs.grids = vec![g.clone()];
+        assert_eq!(d.observe(PlayerId(0), &obs).unwrap(), vec![]);
+        assert_eq!(d.state().blocks, world);
+        g.cells.pop();
+        obs.grids = vec![g];
+        assert!(matches!(
+            d.observe(PlayerId(0), &obs),
+            Err(DetectError::GridSize { .. })
+        ));
+    }
+
+    #[test]
+    fn sync_positions_realigns_idle_humans_only() {
+        let world = Blocks::initial_world(SIZE);
+        let mut d = Detector::new(config(1, 0, true), world, &[PlayerPos::new(0.5, 2.0, 0.5)]);
+        d.observe(PlayerId(0), &at([0.5, 1.2, 0.5])).unwrap();
+        assert_eq!(
+            d.next_action(PlayerId(0)).map(|a| a.kind),
+            Some(ActionType::MoveNegY)
+        );
+        // The simulator refused the drop: follow it, so climbing out is no move.
+        assert_eq!(
+            d.sync_positions(&[PlayerPos::new(0.5, 2.0, 0.5)]),
+            vec![PlayerId(0)]
+        );
+        assert_eq!(
+            d.observe(PlayerId(0), &at([0.5, 2.0, 0.5])).unwrap(),
+            vec![]
+        );
+    }
+}

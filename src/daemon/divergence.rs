@@ -1,0 +1,710 @@
+//! Comparing the simulator with Minecraft, and repairing what differs
+//! (MBAG_INTEGRATION.md §6 and §8).
+//!
+//! # Policy
+//!
+//! Minecraft is the ground truth for everything humans can change; the simulator is
+//! the ground truth for what MBAG itself maintains. [`compare`] lists every
+//! [`Divergence`] with its [`Repair`]s:
+//!
+//! | what differs | repair |
+//! |---|---|
+//! | a build-area block (lag, an edit the detector did not attribute, a lost AI action) | the simulator takes Minecraft's block (the reference's "block discrepancy" overwrite) |
+//! | the bedrock floor (y = 0) in Minecraft | Minecraft is redrawn with `/fill` (the reference does this after every AI break); the simulator keeps bedrock |
+//! | the palette column (finite blocks) in Minecraft vs the goal's | Minecraft gets the `/clone` again; the simulator keeps the goal's column, which it refills itself |
+//! | an inventory slot 0..=35, finite blocks only | the simulator takes Minecraft's slot (`held` is not compared: §10's 37-vs-36 rows) |
+//! | an AI player's position, without teleportation, by more than 1e-4 | the simulator takes Minecraft's position |
+//! | a human's feet cell | reported only: humans reach the simulator through MOVE actions, and [`crate::daemon::detect::Detector::sync_positions`] re-aligns the detector instead |
+//!
+//! Items a player must always have ([`MissingItems`]) and the AI's block slots with
+//! infinite blocks ([`ai_inventory_repairs`]) are repaired in Minecraft with
+//! `/give` and `swapInventoryItems`.
+//!
+//! **When to compare** ([`SyncScope`]), after each batch of observations:
+//!
+//! - nothing while an AI action runs (its commands may be half shown; the
+//!   reference's rule);
+//! - blocks otherwise, except the cells a queued human place or break targets.
+//!   This is the 2023 detector's rule and deliberately wider than the current
+//!   reference's (which syncs nothing while a human action is queued): a block a
+//!   human removed without the detector seeing it (dug while walking) must reach
+//!   the simulator before that human's queued moves into its cell, or the
+//!   simulator refuses them (`tutorial_p02`, step 10953);
+//! - inventories and positions only when no human action is queued either, since a
+//!   queued place or pick-up is already in Minecraft's inventory but not yet in
+//!   the simulator's.
+
+use std::time::Duration;
+
+use log::warn;
+use malmo_bridge::block::Block;
+use malmo_bridge::command::Command;
+
+use super::commands::{self, Instruction, Item};
+use super::detect::{Detector, MalmoState, PlayerView};
+use crate::sim::action::ActionType;
+use crate::sim::block::{BlockId, Blocks};
+use crate::sim::config::Config;
+use crate::sim::coords::{Cell, CellIndex, PlayerId, PlayerPos};
+use crate::sim::inventory::Slot;
+use crate::sim::state::EnvState;
+
+/// How far an AI position may differ before it is overwritten (the reference's).
+pub const POSITION_TOLERANCE: f64 = 1e-4;
+
+/// One way in which the simulator and Minecraft differ.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Divergence {
+    /// A build-area block.
+    Block {
+        /// The cell.
+        cell: Cell,
+        /// The simulator's block.
+        simulator: BlockId,
+        /// Minecraft's block.
+        minecraft: BlockId,
+    },
+    /// The floor (y = 0) is not bedrock in Minecraft.
+    Floor {
+        /// The cell.
+        cell: Cell,
+        /// Minecraft's block.
+        minecraft: BlockId,
+    },
+    /// Minecraft's palette column differs from the goal's.
+    Palette {
+        /// The cell.
+        cell: Cell,
+        /// The goal's (and simulator's) block.
+        goal: BlockId,
+        /// Minecraft's block.
+        minecraft: BlockId,
+    },
+    /// An inventory slot (finite blocks).
+    Inventory {
+        /// Whose inventory.
+        player: PlayerId,
+        /// The slot, 0..=35.
+        slot: usize,
+        /// The simulator's slot.
+        simulator: Slot,
+        /// Minecraft's slot.
+        minecraft: Slot,
+    },
+    /// An AI player's position (no teleportation).
+    AiPosition {
+        /// Who.
+        player: PlayerId,
+        /// The simulator's position.
+        simulator: PlayerPos,
+        /// Minecraft's position.
+        minecraft: PlayerPos,
+    },
+    /// A human's feet cell (reported, not repaired).
+    HumanPosition {
+        /// Who.
+        player: PlayerId,
+        /// The simulator's cell.
+        simulator: Cell,
+        /// Minecraft's cell.
+        minecraft: Cell,
+    },
+}
+
+/// One repair: an edit of the simulator's state, or commands for Minecraft.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Repair {
+    /// Set a simulator block (state 0).
+    SetBlock {
+        /// The cell.
+        cell: Cell,
+        /// The block.
+        block: BlockId,
+    },
+    /// Set a simulator inventory slot.
+    SetSlot {
+        /// Whose inventory.
+        player: PlayerId,
+        /// The slot.
+        slot: usize,
+        /// The new content.
+        value: Slot,
+    },
+    /// Set a simulator player position.
+    SetPosition {
+        /// Who.
+        player: PlayerId,
+        /// The position.
+        position: PlayerPos,
+    },
+    /// Send commands to Minecraft.
+    Minecraft(Vec<Instruction>),
+}
+
+/// What [`compare`] found.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Report {
+    /// Every divergence, blocks first (C order), then inventories, then positions.
+    pub divergences: Vec<Divergence>,
+    /// The repairs, in the order to apply them; a Minecraft command shared by
+    /// several divergences (one `/fill`, one `/clone`) is listed once.
+    pub repairs: Vec<Repair>,
+}
+
+impl Report {
+    /// Nothing differs.
+    pub fn is_empty(&self) -> bool {
+        self.divergences.is_empty()
+    }
+}
+
+/// What may be synced now (see "When to compare" in the module docs).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct SyncScope {
+    /// Compare blocks (false while an AI action runs).
+    pub blocks: bool,
+    /// Cells a queued human place or break targets: their change is on its way as
+    /// an action, so they are left alone.
+    pub skip_cells: Vec<CellIndex>,
+    /// Compare inventories and positions (only when no human action is queued and
+    /// no AI action runs, the reference's rule).
+    pub inventories_and_positions: bool,
+}
+
+impl SyncScope {
+    /// The scope the detector's queues allow, given whether an AI action is running.
+    /// Logs the reference's warning when an AI action holds the sync back.
+    pub fn new(detector: &Detector, ai_action_running: bool) -> Self {
+        let queued = detector.any_queued();
+        if ai_action_running {
+            if !queued {
+                warn!("AI actions are still running; environment and Malmo may be out of sync");
+            }
+            return Self::default();
+        }
+        let skip_cells = (0..detector.config().num_players())
+            .flat_map(|p| detector.queued(PlayerId(p)))
+            .filter(|a| matches!(a.kind, ActionType::PlaceBlock | ActionType::BreakBlock))
+            .map(|a| a.location)
+            .collect();
+        Self {
+            blocks: true,
+            skip_cells,
+            inventories_and_positions: !queued,
+        }
+    }
+
+    /// Everything (no action queued or running).
+    pub fn everything() -> Self {
+        Self {
+            blocks: true,
+            skip_cells: Vec::new(),
+            inventories_and_positions: true,
+        }
+    }
+}
+
+fn equal_slots(a: Slot, b: Slot) -> bool {
+    // An emptied simulator slot keeps a stale id; Minecraft reads it as air.
+    (a.count == 0 && b.count == 0) || a == b
+}
+
+/// Compares the simulator (`state`, with its `goal`) with Minecraft (`minecraft`)
+/// and lists the divergences and repairs of the module's policy.
+pub fn compare(
+    config: &Config,
+    goal: &Blocks,
+    state: &EnvState,
+    minecraft: &MalmoState,
+    scope: &SyncScope,
+) -> Report {
+    let size = config.world_size;
+    let palette_x = (!config.abilities.inf_blocks).then(|| size.width as i32 - 1);
+    let mut report = Report::default();
+    let (mut floor, mut palette) = (false, false);
+    let cells = size
+        .cells()
+        .filter(|&c| scope.blocks && !scope.skip_cells.contains(&size.index(c)));
+    for cell in cells {
+        let sim = state.blocks.get(cell);
+        let mc = minecraft.blocks.get(cell);
+        if cell.y == 0 && mc != BlockId::BEDROCK {
+            report.divergences.push(Divergence::Floor {
+                cell,
+                minecraft: mc,
+            });
+            floor = true;
+            continue;
+        }
+        if Some(cell.x) == palette_x && mc != goal.get(cell) {
+            report.divergences.push(Divergence::Palette {
+                cell,
+                goal: goal.get(cell),
+                minecraft: mc,
+            });
+            palette = true;
+            continue;
+        }
+        if sim != mc {
+            warn!("block discrepancy at {cell}: expected {sim} but received {mc} from Malmo");
+            report.divergences.push(Divergence::Block {
+                cell,
+                simulator: sim,
+                minecraft: mc,
+            });
+            report.repairs.push(Repair::SetBlock { cell, block: mc });
+        }
+    }
+    if floor {
+        let mut fill = commands::boundaries(config, 0);
+        fill.truncate(1);
+        report.repairs.push(Repair::Minecraft(fill));
+    }
+    if palette {
+        report
+            .repairs
+            .push(Repair::Minecraft(commands::copy_palette(size)));
+    }
+
+    if !scope.inventories_and_positions {
+        return report;
+    }
+    if !config.abilities.inf_blocks {
+        for (p, (inventory, view)) in state.inventories.iter().zip(&minecraft.players).enumerate() {
+            for (slot, (&sim, &mc)) in inventory.slots().iter().zip(&view.inventory).enumerate() {
+                if !equal_slots(sim, mc) {
+                    report.divergences.push(Divergence::Inventory {
+                        player: PlayerId(p),
+                        slot,
+                        simulator: sim,
+                        minecraft: mc,
+                    });
+                    report.repairs.push(Repair::SetSlot {
+                        player: PlayerId(p),
+                        slot,
+                        value: mc,
+                    });
+                }
+            }
+        }
+    }
+
+    for (p, (&sim, view)) in state
+        .player_positions
+        .iter()
+        .zip(&minecraft.players)
+        .enumerate()
+    {
+        let mc = view.position;
+        let player = PlayerId(p);
+        if config.players[p].is_human {
+            let (s, m) = (sim.feet_cell(), mc.feet_cell());
+            if s != m {
+                report.divergences.push(Divergence::HumanPosition {
+                    player,
+                    simulator: s,
+                    minecraft: m,
+                });
+            }
+        } else if !config.abilities.teleportation
+            && [(sim.x, mc.x), (sim.y, mc.y), (sim.z, mc.z)]
+                .iter()
+                .any(|(a, b)| (a - b).abs() > POSITION_TOLERANCE)
+        {
+            report.divergences.push(Divergence::AiPosition {
+                player,
+                simulator: sim,
+                minecraft: mc,
+            });
+            report.repairs.push(Repair::SetPosition {
+                player,
+                position: mc,
+            });
+        }
+    }
+    report
+}
+
+/// Applies the simulator edits of `repairs` to `state` (Minecraft commands are the
+/// caller's to send). Afterwards the caller hands the state back to the
+/// environment (`Env::set_state`), which recounts the goal match.
+pub fn apply(state: &mut EnvState, repairs: &[Repair]) {
+    for repair in repairs {
+        match *repair {
+            Repair::SetBlock { cell, block } => state.blocks.set_with_state(cell, block, 0),
+            Repair::SetSlot {
+                player,
+                slot,
+                value,
+            } => state.inventories[player.0].set_slot(slot, value),
+            Repair::SetPosition { player, position } => state.player_positions[player.0] = position,
+            Repair::Minecraft(_) => {}
+        }
+    }
+}
+
+/// With infinite blocks, the AI keeps block k in slot k (k = 2..=9). Returns the
+/// commands that restore that from its observed inventory
+/// (`_ensure_inventory_is_correctly_organized`): a swap when the block is
+/// elsewhere, a `/give` when it is gone (the caller re-checks after the next
+/// observation, as the reference loops).
+pub fn ai_inventory_repairs(config: &Config, agent: usize, view: &PlayerView) -> Vec<Instruction> {
+    let mut slots: Vec<BlockId> = view.inventory.iter().map(|s| s.block).collect();
+    let name = commands::player_name(config, agent);
+    let mut out = Vec::new();
+    for block in Block::PLACEABLE {
+        let k = usize::from(block.mbag_id());
+        let id = BlockId(block.mbag_id());
+        if slots[k] == id {
+            continue;
+        }
+        warn!(
+            "inventory discrepancy at slot {k}: expected {id} but received {} from Malmo",
+            slots[k]
+        );
+        match slots.iter().position(|&b| b == id) {
+            Some(from) => {
+                out.push(Instruction::Send {
+                    agent,
+                    command: Command::SwapInventoryItems(k as u8, from as u8),
+                });
+                slots.swap(k, from);
+            }
+            None => out.push(Instruction::Send {
+                agent,
+                command: Command::Chat(format!("/give {name} {} 1", block.name())),
+            }),
+        }
+    }
+    out
+}
+
+/// The always-have check (§5.3): items whose total count by name in a player's
+/// latest observation falls below the required count, re-given once missing for
+/// [`MissingItems::GRACE`].
+#[derive(Clone, Debug, Default)]
+pub struct MissingItems {
+    /// Per player, the missing items and since when (time since any fixed origin).
+    since: Vec<Vec<(Duration, Item)>>,
+}
+
+impl MissingItems {
+    /// How long an item may be missing before it is given again (a block being
+    /// placed or dragged is briefly missing).
+    pub const GRACE: Duration = Duration::from_millis(100);
+
+    /// A tracker for `num_players` players.
+    pub fn new(num_players: usize) -> Self {
+        Self {
+            since: vec![Vec::new(); num_players],
+        }
+    }
+
+    /// Checks player `p`'s latest observed items at time `now` against `required`
+    /// and returns the `/give` commands due.
+    pub fn check(
+        &mut self,
+        config: &Config,
+        p: usize,
+        view: &PlayerView,
+        required: &[Item],
+        now: Duration,
+    ) -> Vec<Instruction> {
+        let mut missing: Vec<Item> = Vec::new();
+        for item in required {
+            let have: i64 = view
+                .items
+                .iter()
+                .filter(|s| s.item == item.id)
+                .map(|s| s.size)
+                .sum();
+            if have < item.count {
+                missing.push(item.clone());
+            }
+        }
+        let old = std::mem::take(&mut self.since[p]);
+        let mut due = Vec::new();
+        for (t, item) in old {
+            if let Some(i) = missing.iter().position(|m| m.id == item.id) {
+                missing.remove(i);
+                if now.saturating_sub(t) >= Self::GRACE {
+                    due.push(item);
+                } else {
+                    self.since[p].push((t, item));
+                }
+            }
+        }
+        self.since[p].extend(missing.into_iter().map(|m| (now, m)));
+        let name = commands::player_name(config, p);
+        due.iter()
+            .map(|item| Instruction::Send {
+                agent: p,
+                command: commands::give_item(&name, item),
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use malmo_bridge::decoded::Stack;
+    use serde_json::json;
+
+    use super::*;
+    use crate::daemon::detect::DetectorConfig;
+    use crate::sim::inventory::Inventory;
+
+    /// A 5x5x5 world, human player 0 and AI player 1.
+    fn config(inf_blocks: bool) -> Config {
+        Config::from_json(&json!({
+            "num_players": 2,
+            "world_size": [5, 5, 5],
+            "players": [{"is_human": true, "player_name": "human"}, {"is_human": false}],
+            "abilities": {"teleportation": false, "flying": true, "inf_blocks": inf_blocks},
+        }))
+        .unwrap()
+    }
+
+    fn world(cfg: &Config) -> (Blocks, EnvState, MalmoState) {
+        let size = cfg.world_size;
+        let mut goal = Blocks::initial_world(size);
+        for z in 0..5 {
+            goal.set(Cell::new(4, 2, z), BlockId(2 + z as u8));
+        }
+        let mut blocks = Blocks::initial_world(size);
+        if !cfg.abilities.inf_blocks {
+            for z in 0..5 {
+                blocks.set(Cell::new(4, 2, z), BlockId(2 + z as u8));
+            }
+        }
+        let positions = vec![PlayerPos::new(0.5, 2.0, 0.5), PlayerPos::new(1.5, 2.0, 0.5)];
+        let state = EnvState {
+            blocks: blocks.clone(),
+            last_interacted: vec![-1; size.num_cells()],
+            player_positions: positions.clone(),
+            inventories: vec![Inventory::default(); 2],
+            timestep: 0,
+            timesteps_with_no_progress: 0,
+            maximum_goal_percentages: vec![0.0; 2],
+        };
+        let malmo = MalmoState::new(&DetectorConfig::from_config(cfg), blocks, &positions);
+        (goal, state, malmo)
+    }
+
+    fn lines(repairs: &[Repair]) -> Vec<String> {
+        repairs
+            .iter()
+            .filter_map(|r| match r {
+                Repair::Minecraft(list) => Some(list),
+                _ => None,
+            })
+            .flatten()
+            .filter_map(|i| match i {
+                Instruction::Send { command, .. } => Some(command.to_string()),
+                Instruction::Sleep(_) => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn equal_states_do_not_diverge() {
+        for inf in [true, false] {
+            let cfg = config(inf);
+            let (goal, state, malmo) = world(&cfg);
+            assert!(compare(&cfg, &goal, &state, &malmo, &SyncScope::everything()).is_empty());
+        }
+    }
+
+    #[test]
+    fn minecraft_blocks_overwrite_the_simulator() {
+        let cfg = config(true);
+        let (goal, mut state, mut malmo) = world(&cfg);
+        let cell = Cell::new(2, 2, 2);
+        malmo.blocks.set(cell, BlockId(9));
+        let report = compare(&cfg, &goal, &state, &malmo, &SyncScope::everything());
+        assert_eq!(
+            report.divergences,
+            vec![Divergence::Block {
+                cell,
+                simulator: BlockId::AIR,
+                minecraft: BlockId(9)
+            }]
+        );
+        apply(&mut state, &report.repairs);
+        assert_eq!(state.blocks.get(cell), BlockId(9));
+        assert!(compare(&cfg, &goal, &state, &malmo, &SyncScope::everything()).is_empty());
+    }
+
+    #[test]
+    fn floor_and_palette_are_repaired_in_minecraft() {
+        let cfg = config(false);
+        let (goal, state, mut malmo) = world(&cfg);
+        malmo.blocks.set(Cell::new(1, 0, 1), BlockId::AIR);
+        malmo.blocks.set(Cell::new(3, 0, 1), BlockId(2));
+        malmo.blocks.set(Cell::new(4, 2, 3), BlockId::AIR);
+        let report = compare(&cfg, &goal, &state, &malmo, &SyncScope::everything());
+        assert_eq!(report.divergences.len(), 3);
+        assert!(matches!(
+            report.divergences[2],
+            Divergence::Palette {
+                goal: BlockId(5),
+                ..
+            }
+        ));
+        assert_eq!(
+            lines(&report.repairs),
+            [
+                "chat /fill 0 0 0 4 0 4 bedrock",
+                "chat /clone 10 0 0 10 4 4 4 0 0"
+            ]
+        );
+        // Nothing changes in the simulator.
+        let mut after = state.clone();
+        apply(&mut after, &report.repairs);
+        assert_eq!(after, state);
+    }
+
+    #[test]
+    fn finite_inventories_follow_minecraft_and_held_is_ignored() {
+        let cfg = config(false);
+        let (goal, mut state, mut malmo) = world(&cfg);
+        malmo.players[0].inventory[3] = Slot {
+            block: BlockId(6),
+            count: 2,
+        };
+        malmo.players[0].held = Slot {
+            block: BlockId(7),
+            count: 1,
+        };
+        // A stale id in an empty simulator slot is no divergence.
+        let mut stale = Inventory::default();
+        stale.set_slot(
+            5,
+            Slot {
+                block: BlockId(4),
+                count: 0,
+            },
+        );
+        state.inventories[1] = stale;
+        let report = compare(&cfg, &goal, &state, &malmo, &SyncScope::everything());
+        assert_eq!(report.divergences.len(), 1);
+        apply(&mut state, &report.repairs);
+        assert_eq!(state.inventories[0].count(BlockId(6)), 2);
+        // With infinite blocks, inventories are not compared.
+        let cfg = config(true);
+        assert!(
+            compare(
+                &cfg,
+                &goal,
+                &world(&cfg).1,
+                &malmo,
+                &SyncScope::everything()
+            )
+            .divergences
+            .iter()
+            .all(|d| !matches!(d, Divergence::Inventory { .. }))
+        );
+    }
+
+    #[test]
+    fn ai_positions_are_overwritten_human_ones_only_reported() {
+        let cfg = config(true);
+        let (goal, mut state, mut malmo) = world(&cfg);
+        malmo.players[1].position = PlayerPos::new(1.5, 2.00005, 0.5);
+        assert!(compare(&cfg, &goal, &state, &malmo, &SyncScope::everything()).is_empty());
+        malmo.players[1].position = PlayerPos::new(1.5, 3.0, 0.5);
+        malmo.players[0].position = PlayerPos::new(2.7, 2.0, 0.5);
+        let report = compare(&cfg, &goal, &state, &malmo, &SyncScope::everything());
+        assert_eq!(
+            report.divergences,
+            vec![
+                Divergence::HumanPosition {
+                    player: PlayerId(0),
+                    simulator: Cell::new(0, 2, 0),
+                    minecraft: Cell::new(2, 2, 0),
+                },
+                Divergence::AiPosition {
+                    player: PlayerId(1),
+                    simulator: PlayerPos::new(1.5, 2.0, 0.5),
+                    minecraft: PlayerPos::new(1.5, 3.0, 0.5),
+                },
+            ]
+        );
+        apply(&mut state, &report.repairs);
+        assert_eq!(state.player_positions[0], PlayerPos::new(0.5, 2.0, 0.5));
+        assert_eq!(state.player_positions[1], PlayerPos::new(1.5, 3.0, 0.5));
+    }
+
+    #[test]
+    fn the_scope_limits_the_comparison() {
+        let cfg = config(false);
+        let (goal, state, mut malmo) = world(&cfg);
+        let (a, b) = (Cell::new(1, 2, 1), Cell::new(2, 2, 2));
+        malmo.blocks.set(a, BlockId(3));
+        malmo.blocks.set(b, BlockId(3));
+        malmo.players[0].inventory[0] = Slot {
+            block: BlockId(3),
+            count: 1,
+        };
+        let scope = SyncScope {
+            blocks: true,
+            skip_cells: vec![cfg.world_size.index(a)],
+            inventories_and_positions: false,
+        };
+        let report = compare(&cfg, &goal, &state, &malmo, &scope);
+        assert_eq!(
+            report.repairs,
+            vec![Repair::SetBlock {
+                cell: b,
+                block: BlockId(3)
+            }]
+        );
+        assert!(compare(&cfg, &goal, &state, &malmo, &SyncScope::default()).is_empty());
+    }
+
+    #[test]
+    fn ai_slots_are_reordered_or_given() {
+        let cfg = config(true);
+        let (_, _, mut malmo) = world(&cfg);
+        let view = &mut malmo.players[1];
+        view.inventory.swap(3, 7);
+        view.inventory[9] = Slot::default();
+        let got: Vec<String> = ai_inventory_repairs(&cfg, 1, view)
+            .iter()
+            .map(|i| match i {
+                Instruction::Send { command, .. } => command.to_string(),
+                Instruction::Sleep(_) => String::new(),
+            })
+            .collect();
+        assert_eq!(
+            got,
+            ["swapInventoryItems 3 7", "chat /give player_1 wool 1"]
+        );
+    }
+
+    #[test]
+    fn missing_items_are_given_after_the_grace_period() {
+        let cfg = config(true);
+        let (_, _, malmo) = world(&cfg);
+        let mut view = malmo.players[0].clone();
+        let required = vec![Item::block(Block::Planks)];
+        let mut missing = MissingItems::new(2);
+        let ms = Duration::from_millis;
+        assert!(missing.check(&cfg, 0, &view, &required, ms(0)).is_empty());
+        assert!(missing.check(&cfg, 0, &view, &required, ms(50)).is_empty());
+        let due = missing.check(&cfg, 0, &view, &required, ms(120));
+        assert_eq!(
+            due,
+            vec![Instruction::Send {
+                agent: 0,
+                command: Command::Chat("/give human planks 1 0".into()),
+            }]
+        );
+        // Back in the inventory (or on the cursor): nothing more.
+        view.items = vec![Stack {
+            item: "planks".into(),
+            size: 1,
+        }];
+        assert!(missing.check(&cfg, 0, &view, &required, ms(300)).is_empty());
+    }
+}
