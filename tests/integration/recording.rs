@@ -97,20 +97,18 @@ fn a_file_cut_anywhere_keeps_every_complete_step() {
     {
         std::fs::write(&cut_path, &bytes[..cut]).unwrap();
         let rec = Recording::read(&cut_path).unwrap_or_else(|e| panic!("cut at {cut}: {e}"));
-        // Lines wholly before the cut are steps (line 1 is the header).
+        // Step lines are lines 2..total-1; one is read when its bytes up to the
+        // newline survive (a line cut just before its newline is still whole).
+        let total = line_ends.len();
+        let steps_expected = line_ends[1..total - 1]
+            .iter()
+            .filter(|&&end| end - 1 <= cut)
+            .count();
+        assert_eq!(rec.steps.len(), steps_expected, "cut at {cut}");
         let complete = line_ends.iter().filter(|&&e| e <= cut).count();
-        let partial = cut > *line_ends.iter().rfind(|&&e| e <= cut).unwrap();
-        let steps_expected = complete - 1 - usize::from(complete == line_ends.len());
-        // A partial last line that happens to hold a whole JSON object (cut just
-        // before its newline) is a complete step.
-        let whole = partial && rec.tail.is_none();
-        assert_eq!(
-            rec.steps.len(),
-            steps_expected.min(line_ends.len() - 2)
-                + usize::from(whole && complete < line_ends.len() - 1),
-            "cut at {cut}"
-        );
-        assert_eq!(rec.tail.is_some(), partial && !whole, "cut at {cut}");
+        let partial = cut > line_ends[complete - 1] && line_ends[complete] - 1 != cut;
+        assert_eq!(rec.tail.is_some(), partial, "cut at {cut}");
+        assert_eq!(rec.footer.is_some(), cut + 1 >= bytes.len(), "cut at {cut}");
         if let Some(tail) = &rec.tail {
             assert_eq!(tail.line, complete + 1, "cut at {cut}");
         }
