@@ -22,10 +22,9 @@ use crate::sim::goal::GoalConfig;
 /// The recording subcommands.
 #[derive(Debug, Subcommand)]
 pub enum RecordingCommand {
-    /// Replay recordings through the simulator and check every recorded effective
-    /// action, reward, info and state.
+    /// Check recordings by replaying them through the simulator.
     ///
-    /// Prints one line per file (`ok` or the mismatches, with line numbers) and a
+    /// Every recorded effective action, reward, info and state is compared. Prints one line per file (`ok` or the mismatches, with line numbers) and a
     /// last line `N passed, M failed`; exit status 1 if anything mismatched or a
     /// file could not be read. A file cut mid-line (a crash) is reported as
     /// truncated and its complete steps are still checked.
@@ -43,8 +42,10 @@ pub enum RecordingCommand {
     ///
     /// Example: mbag recording replay recordings/samples/tutorial_p01_2023-07-18_15-41-19.jsonl.gz --every 50
     Replay(ReplayArgs),
-    /// Summarise recordings: episodes, steps, actions per type per player, the
-    /// human's final goal %, wall-clock durations.
+    /// Summarise recordings: episodes, steps, actions, goal %, durations.
+    ///
+    /// Per episode: steps, actions per type per player, the human's final goal %,
+    /// wall-clock duration; then totals over all of them.
     ///
     /// Examples:
     ///   mbag recording stats recordings/samples
@@ -227,7 +228,7 @@ fn run_verify(args: VerifyArgs) -> anyhow::Result<u8> {
 fn run_replay(args: ReplayArgs) -> anyhow::Result<u8> {
     let rec = Recording::read(&args.path)?;
     println!(
-        "replaying {} ({}, {} players, {} steps) in the simulator",
+        "replaying {} ({}, {} player(s), {} steps) in the simulator",
         rec.header.episode_id,
         args.path.display(),
         rec.header.players.len(),
