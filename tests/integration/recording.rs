@@ -244,3 +244,29 @@ fn the_shared_human_data_converts_and_verifies_with_zero_mismatches() {
         start.elapsed().as_secs_f64()
     );
 }
+
+#[test]
+fn the_writer_refuses_what_the_format_forbids() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = Recording::read(&simulate(dir.path(), 20, SnapshotMode::Changes)).unwrap();
+    let gz = dir.path().join("live.jsonl.gz");
+    let err =
+        mbag::recording::RecordingWriter::create(&gz, &rec.header, Default::default()).unwrap_err();
+    assert!(err.to_string().contains("uncompressed"), "{err}");
+    let path = dir.path().join("live.jsonl");
+    let mut w = mbag::recording::RecordingWriter::create(
+        &path,
+        &rec.header,
+        mbag::recording::Fsync::EveryLine,
+    )
+    .unwrap();
+    w.append(&rec.steps[0]).unwrap();
+    let err = w.append(&rec.steps[2]).unwrap_err();
+    assert!(err.to_string().contains("t = 1 was expected"), "{err}");
+    // What was appended is readable at once, before any footer.
+    let partial = Recording::read(&path).unwrap();
+    assert_eq!(partial.steps.len(), 1);
+    assert!(partial.footer.is_none() && partial.tail.is_none());
+    let err = w.finish(rec.footer.as_ref().unwrap()).unwrap_err();
+    assert!(err.to_string().contains("footer says"), "{err}");
+}
