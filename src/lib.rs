@@ -8,6 +8,8 @@
 //! - [`vecenv`]: many environments stepped on worker threads.
 //! - [`nn`]: the reference networks in `tch` (conv and transformer), checkpoints and
 //!   golden checks.
+//! - [`recording`]: the `mbag-recording/1` episode format: writer, reader, replay
+//!   verification, stats, and conversion of the shared human data.
 //! - [`bench`]: speed measurements against the reference's figures.
 //! - [`daemon`]: the lockstep daemon's pure translation between the simulator and
 //!   Minecraft (human-action detection, assistant commands, divergence repair).
@@ -22,5 +24,6 @@ pub mod eval;
 pub mod golden;
 pub mod mcts;
 pub mod nn;
+pub mod recording;
 pub mod sim;
 pub mod vecenv;

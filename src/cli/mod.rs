@@ -6,6 +6,7 @@ mod evaluate;
 mod malmo;
 mod nn;
 mod probe;
+mod recording;
 mod verify;
 
 use std::path::PathBuf;
@@ -66,6 +67,12 @@ pub enum Command {
     /// Examples: mbag nn verify-golden; mbag nn info ../shared/models/paper_assistant_full.json
     #[command(subcommand)]
     Nn(nn::NnCommand),
+    /// Episode recordings (`recordings/README.md`): verify them by replay, replay
+    /// them, summarise them, convert the shared human data into them.
+    ///
+    /// Examples: mbag recording verify recordings/samples; mbag recording convert --out /tmp/human; mbag recording stats /tmp/human
+    #[command(subcommand)]
+    Recording(recording::RecordingCommand),
 }
 
 impl Cli {
@@ -79,6 +86,7 @@ impl Cli {
             Command::Bench(command) => bench::run(command),
             Command::Malmo(command) => malmo::run(command),
             Command::Nn(command) => nn::run(command),
+            Command::Recording(command) => recording::run(command),
         }
     }
 }

@@ -15,4 +15,6 @@ mod malmopython_peer;
 mod nn;
 // The inference service, under the same libtorch lock.
 mod nn_service;
+// Recordings: durability, verification, the human data converted.
+mod recording;
 mod vecenv;

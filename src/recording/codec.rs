@@ -1,0 +1,230 @@
+//! Small JSON encodings shared by the line types: base64 byte arrays, floats that
+//! may be non-finite, and the shared data's 6-field action arrays.
+
+use std::fmt;
+
+use base64::Engine;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::sim::action::{Action, ActionType, FlatLayout};
+use crate::sim::block::{BlockId, NUM_BLOCKS};
+use crate::sim::coords::{Cell, WorldSize};
+
+/// A byte array written as standard base64 with padding (`../shared/data/README.md`
+/// section 2), so a world-sized C-order array stays one short string.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct B64(pub Vec<u8>);
+
+impl Serialize for B64 {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(&self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for B64 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        base64::engine::general_purpose::STANDARD
+            .decode(s.as_bytes())
+            .map(Self)
+            .map_err(|e| serde::de::Error::custom(format!("bad base64: {e}")))
+    }
+}
+
+/// A float that JSON may not hold as a number: NaN and the infinities are written
+/// as the strings `"NaN"`, `"Infinity"`, `"-Infinity"` (a goal percentage is NaN
+/// when the goal was complete at reset), everything else as a number that reads
+/// back bit for bit.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Float(pub f64);
+
+impl PartialEq for Float {
+    /// Bitwise equality on values, with NaN equal to NaN: recordings are compared
+    /// exactly, and a NaN recorded is a NaN reproduced.
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0 || (self.0.is_nan() && other.0.is_nan())
+    }
+}
+
+impl Serialize for Float {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let v = self.0;
+        if v.is_finite() {
+            s.serialize_f64(v)
+        } else if v.is_nan() {
+            s.serialize_str("NaN")
+        } else if v > 0.0 {
+            s.serialize_str("Infinity")
+        } else {
+            s.serialize_str("-Infinity")
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Float {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Num(f64),
+            Str(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Num(v) => Ok(Self(v)),
+            Raw::Str(s) => match s.as_str() {
+                "NaN" => Ok(Self(f64::NAN)),
+                "Infinity" => Ok(Self(f64::INFINITY)),
+                "-Infinity" => Ok(Self(f64::NEG_INFINITY)),
+                _ => Err(serde::de::Error::custom(format!("not a float: {s:?}"))),
+            },
+        }
+    }
+}
+
+impl fmt::Display for Float {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.0)
+    }
+}
+
+/// One player's action as the shared data writes it:
+/// `[action_type, x, y, z, block_id, flat_index]`. The reference's tuple is
+/// `(action_type, (x*H + y)*D + z, block_id)`; `flat_index` is `null` when the type
+/// is outside the config's flat action space (a MOVE with teleportation on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActionRecord(pub u8, pub i32, pub i32, pub i32, pub u8, pub Option<u32>);
+
+impl ActionRecord {
+    /// The record of an action in a world of `size` with flat layout `layout`.
+    pub fn new(action: Action, size: WorldSize, layout: &FlatLayout) -> Self {
+        let c = action.cell(size);
+        Self(
+            action.kind.id(),
+            c.x,
+            c.y,
+            c.z,
+            action.block.0,
+            layout.flat(action).map(|f| f as u32),
+        )
+    }
+
+    /// The action type id (0 NOOP ... 9 GIVE_BLOCK).
+    pub fn type_id(&self) -> u8 {
+        self.0
+    }
+
+    /// The simulator's action, checked against the world size (the flat index is
+    /// checked separately, against the layout).
+    pub fn to_action(&self, size: WorldSize) -> Result<Action, String> {
+        let kind = ActionType::from_id(i64::from(self.0))
+            .ok_or_else(|| format!("action type {} is not one of 0..=9", self.0))?;
+        let cell = Cell::new(self.1, self.2, self.3);
+        if !size.contains(cell) {
+            return Err(format!(
+                "cell [{}, {}, {}] is outside the {size} world",
+                self.1, self.2, self.3
+            ));
+        }
+        if usize::from(self.4) >= NUM_BLOCKS {
+            return Err(format!("block id {} is not one of 0..=9", self.4));
+        }
+        Ok(Action::new(kind, size.index(cell), BlockId(self.4)))
+    }
+}
+
+/// Seconds since the Unix epoch as RFC 3339 UTC text (`2026-11-23T17:31:20.123Z`);
+/// written by hand because nothing else in the crate needs a calendar library.
+pub fn rfc3339_utc(unix_s: f64) -> String {
+    let secs = unix_s.floor() as i64;
+    let millis = ((unix_s - secs as f64) * 1000.0).floor() as i64;
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Parses `YYYY-MM-DDTHH:MM:SS[.ffffff][Z]` as UTC seconds since the epoch. The
+/// human data's times carry no zone; only their differences are used.
+pub fn parse_iso_utc(text: &str) -> Option<f64> {
+    let text = text.strip_suffix('Z').unwrap_or(text);
+    let (date, time) = text.split_once(['T', ' '])?;
+    let mut dp = date.split('-');
+    let y: i64 = dp.next()?.parse().ok()?;
+    let m: u32 = dp.next()?.parse().ok()?;
+    let d: u32 = dp.next()?.parse().ok()?;
+    let mut tp = time.split(':');
+    let hh: i64 = tp.next()?.parse().ok()?;
+    let mm: i64 = tp.next()?.parse().ok()?;
+    let ss: f64 = tp.next()?.parse().ok()?;
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    let days = days_from_civil(y, m, d);
+    Some((days * 86_400 + hh * 3600 + mm * 60) as f64 + ss)
+}
+
+/// Howard Hinnant's `days_from_civil`.
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (i64::from(m) + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Howard Hinnant's `civil_from_days`.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (
+        if m <= 2 {
+            yoe + era * 400 + 1
+        } else {
+            yoe + era * 400
+        },
+        m,
+        d,
+    )
+}
+
+/// Now, in seconds since the Unix epoch.
+pub fn now_unix_s() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_round_trip() {
+        let t = parse_iso_utc("2023-07-18T22:41:38.003261").unwrap();
+        assert_eq!(rfc3339_utc(t), "2023-07-18T22:41:38.003Z");
+        assert_eq!(parse_iso_utc("1970-01-01T00:00:00Z"), Some(0.0));
+        assert_eq!(rfc3339_utc(951_782_400.0), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn floats_survive_json() {
+        for v in [0.1, f64::NAN, f64::INFINITY, -2.5e-300] {
+            let text = serde_json::to_string(&Float(v)).unwrap();
+            let back: Float = serde_json::from_str(&text).unwrap();
+            assert_eq!(back, Float(v), "{text}");
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! Summaries of recordings: episodes, steps, actions per type, goal %, durations.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::header::{Role, SourceKind};
+use super::reader::Recording;
+
+/// Action type names, by id.
+pub const ACTION_NAMES: [&str; 10] = [
+    "noop", "place", "break", "move+x", "move-x", "move+y", "move-y", "move+z", "move-z", "give",
+];
+
+/// What one recording holds.
+#[derive(Clone, Debug, Serialize)]
+pub struct EpisodeStats {
+    /// The file.
+    pub path: PathBuf,
+    /// Its episode id.
+    pub episode_id: String,
+    /// How it came about.
+    pub source: SourceKind,
+    /// Number of players.
+    pub players: usize,
+    /// Index of the first human player, whose goal % is reported.
+    pub human: usize,
+    /// Complete step lines.
+    pub steps: usize,
+    /// Per player, attempted actions per type id (0 NOOP ... 9 GIVE).
+    pub actions: Vec<[u64; 10]>,
+    /// The human's goal percentage (0..1) after the last step, if recorded.
+    pub goal_percentage: Option<f64>,
+    /// Per player, the sum of recorded rewards.
+    pub total_rewards: Vec<f64>,
+    /// Wall-clock seconds from the first to the last timed step.
+    pub duration_s: Option<f64>,
+    /// Whether the file has a footer.
+    pub finished: bool,
+    /// Whether the file ends in a partial line.
+    pub truncated: bool,
+}
+
+impl EpisodeStats {
+    /// Summarises a recording.
+    pub fn of(rec: &Recording) -> Self {
+        let n = rec.header.players.len();
+        let human = rec
+            .header
+            .players
+            .iter()
+            .position(|p| p.role == Role::Human)
+            .unwrap_or(0);
+        let mut actions = vec![[0u64; 10]; n];
+        let mut total_rewards = vec![0.0; n];
+        for s in &rec.steps {
+            for (p, a) in s.a.iter().enumerate() {
+                if let Some(c) = actions[p].get_mut(usize::from(a.type_id())) {
+                    *c += 1;
+                }
+                total_rewards[p] += s.r[p].0;
+            }
+        }
+        let goal_percentage = rec
+            .footer
+            .as_ref()
+            .and_then(|f| f.final_goal_percentage.get(human).map(|f| f.0))
+            .or_else(|| {
+                rec.steps.iter().rev().find_map(|s| {
+                    s.info
+                        .as_ref()
+                        .and_then(|i| i.get(human))
+                        .map(|i| i.goal_percentage.0)
+                })
+            });
+        let first = rec.steps.iter().find_map(|s| s.wall);
+        let last = rec.steps.iter().rev().find_map(|s| s.wall);
+        Self {
+            path: rec.path.clone(),
+            episode_id: rec.header.episode_id.clone(),
+            source: rec.header.source.kind,
+            players: n,
+            human,
+            steps: rec.steps.len(),
+            actions,
+            goal_percentage,
+            total_rewards,
+            duration_s: first.zip(last).map(|(a, b)| b - a),
+            finished: rec.footer.is_some(),
+            truncated: rec.tail.is_some(),
+        }
+    }
+}
+
+/// Totals over many recordings.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DatasetStats {
+    /// Number of recordings.
+    pub episodes: usize,
+    /// Steps over all of them.
+    pub steps: usize,
+    /// Attempted actions per type id, all players.
+    pub actions: [u64; 10],
+    /// Mean of the humans' final goal percentages (over episodes that have one).
+    pub mean_goal_percentage: Option<f64>,
+    /// Sum of wall-clock durations.
+    pub duration_s: f64,
+    /// Recordings without a footer.
+    pub unfinished: usize,
+}
+
+impl DatasetStats {
+    /// Totals of `episodes`.
+    pub fn of(episodes: &[EpisodeStats]) -> Self {
+        let mut out = Self {
+            episodes: episodes.len(),
+            ..Self::default()
+        };
+        let mut pcts = Vec::new();
+        for e in episodes {
+            out.steps += e.steps;
+            for per_player in &e.actions {
+                for (o, c) in out.actions.iter_mut().zip(per_player) {
+                    *o += c;
+                }
+            }
+            pcts.extend(e.goal_percentage.filter(|p| p.is_finite()));
+            out.duration_s += e.duration_s.unwrap_or(0.0);
+            out.unfinished += usize::from(!e.finished);
+        }
+        out.mean_goal_percentage =
+            (!pcts.is_empty()).then(|| pcts.iter().sum::<f64>() / pcts.len() as f64);
+        out
+    }
+}
