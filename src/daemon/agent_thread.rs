@@ -2,13 +2,19 @@
 //! blocking it: the request goes over a bounded channel with `try_send`, and the
 //! answer comes back on a oneshot the caller awaits.
 //!
+//! The channel is tokio's: when the thread ends (even by a panic) its receiver
+//! drops every queued request, and with it the reply sender, so no caller waits
+//! on a request that will never be served. (A crossbeam channel keeps queued
+//! messages alive for as long as a sender exists.)
+//!
 //! The daemon's network tasks must keep reading Minecraft while an assistant
 //! searches for hundreds of milliseconds; this is how they ask.
 
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender, TrySendError, bounded};
+use tokio::sync::mpsc::error::TrySendError;
+use tokio::sync::mpsc::{Receiver, Sender, channel};
 use tokio::sync::oneshot;
 
 use crate::agents::{Agent, AgentError};
@@ -61,7 +67,7 @@ impl AgentThread {
     pub fn spawn(name: impl Into<String>, agent: Box<dyn Agent>) -> std::io::Result<Self> {
         let name = name.into();
         // One request in flight plus a reset queued behind it.
-        let (requests, inbox) = bounded(2);
+        let (requests, inbox) = channel(2);
         let thread = thread::Builder::new()
             .name(format!("agent-{name}"))
             .spawn(move || serve(agent, inbox))?;
@@ -99,7 +105,7 @@ impl AgentThread {
             .ok_or_else(|| AgentThreadError::Stopped(self.name.clone()))?;
         requests.try_send(request).map_err(|e| match e {
             TrySendError::Full(_) => AgentThreadError::Busy(self.name.clone()),
-            TrySendError::Disconnected(_) => AgentThreadError::Stopped(self.name.clone()),
+            TrySendError::Closed(_) => AgentThreadError::Stopped(self.name.clone()),
         })
     }
 
@@ -125,8 +131,8 @@ impl Drop for AgentThread {
     }
 }
 
-fn serve(mut agent: Box<dyn Agent>, inbox: Receiver<Request>) {
-    for request in inbox {
+fn serve(mut agent: Box<dyn Agent>, mut inbox: Receiver<Request>) {
+    while let Some(request) = inbox.blocking_recv() {
         match request {
             Request::Act { observation, reply } => {
                 let started = Instant::now();
@@ -144,15 +150,31 @@ fn serve(mut agent: Box<dyn Agent>, inbox: Receiver<Request>) {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
+    use tokio::sync::Notify;
+
     use super::*;
     use crate::agents::Internals;
     use crate::sim::coords::WorldSize;
 
-    /// Takes its time, then NOOPs; panics when asked at timestep 99.
+    /// Says when it starts, takes its time, then NOOPs; panics when asked at
+    /// timestep 99.
     #[derive(Debug)]
     struct Slow {
         delay: Duration,
         resets: u64,
+        started: Arc<Notify>,
+    }
+
+    fn slow(delay_ms: u64) -> (Box<Slow>, Arc<Notify>) {
+        let started = Arc::new(Notify::new());
+        let agent = Slow {
+            delay: Duration::from_millis(delay_ms),
+            resets: 0,
+            started: started.clone(),
+        };
+        (Box::new(agent), started)
     }
 
     impl Agent for Slow {
@@ -163,6 +185,7 @@ mod tests {
             self.resets += 1;
         }
         fn act(&mut self, obs: &Observation) -> Action {
+            self.started.notify_one();
             assert_ne!(obs.timestep, 99, "asked to fail");
             thread::sleep(self.delay);
             Action::NOOP
@@ -180,14 +203,7 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn a_slow_agent_never_blocks_the_executor() {
-        let agent = AgentThread::spawn(
-            "slow",
-            Box::new(Slow {
-                delay: Duration::from_millis(150),
-                resets: 0,
-            }),
-        )
-        .unwrap();
+        let agent = AgentThread::spawn("slow", slow(150).0).unwrap();
         // On a single-threaded runtime, a ticker keeps running while the agent
         // thinks: the await yields instead of blocking.
         let ticks = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
@@ -207,25 +223,28 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn asking_twice_at_once_is_busy_and_a_panic_is_stopped() {
-        let agent = AgentThread::spawn(
-            "slow",
-            Box::new(Slow {
-                delay: Duration::from_millis(100),
-                resets: 0,
-            }),
-        )
-        .unwrap();
-        let (a, b, c) = tokio::join!(agent.act(obs(0)), agent.act(obs(1)), agent.act(obs(2)));
-        // Capacity 2: the third request finds the queue full.
-        assert!(a.is_ok() && b.is_ok());
-        assert!(matches!(c, Err(AgentThreadError::Busy(_))), "{c:?}");
+        let (agent, started) = slow(100);
+        let agent = AgentThread::spawn("slow", agent).unwrap();
+        // While the first request is being worked on, two more fit in the queue
+        // and a fourth finds it full.
+        let (first, (second, third, fourth)) = tokio::join!(agent.act(obs(0)), async {
+            started.notified().await;
+            tokio::join!(agent.act(obs(1)), agent.act(obs(2)), agent.act(obs(3)))
+        });
+        assert!(first.is_ok() && second.is_ok() && third.is_ok());
+        assert!(
+            matches!(fourth, Err(AgentThreadError::Busy(_))),
+            "{fourth:?}"
+        );
         let failed = agent.act(obs(99)).await;
         assert!(
             matches!(failed, Err(AgentThreadError::Stopped(_))),
             "{failed:?}"
         );
+        // However soon after the panic it asks, a caller is told, never left
+        // waiting.
         assert!(matches!(
-            agent.act(obs(3)).await,
+            agent.act(obs(4)).await,
             Err(AgentThreadError::Stopped(_))
         ));
         // Dropping a panicked thread logs instead of panicking again.
