@@ -22,6 +22,7 @@ pub mod cli;
 pub mod daemon;
 pub mod eval;
 pub mod golden;
+pub mod jsonl;
 pub mod mcts;
 pub mod nn;
 pub mod recording;

@@ -1,7 +1,6 @@
 //! The golden episode file format: gzip JSON Lines with a header, step lines and a
 //! footer (`../shared/reference/golden/README.md`).
 
-use std::fmt;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
@@ -44,34 +43,7 @@ pub enum GoldenError {
 }
 
 /// A float that the goldens may write as `"NaN"`, `"Infinity"` or `"-Infinity"`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct JsonFloat(pub f64);
-
-impl<'de> Deserialize<'de> for JsonFloat {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Num(f64),
-            Str(String),
-        }
-        match Raw::deserialize(d)? {
-            Raw::Num(v) => Ok(Self(v)),
-            Raw::Str(s) => match s.as_str() {
-                "NaN" => Ok(Self(f64::NAN)),
-                "Infinity" => Ok(Self(f64::INFINITY)),
-                "-Infinity" => Ok(Self(f64::NEG_INFINITY)),
-                _ => Err(serde::de::Error::custom(format!("not a float: {s:?}"))),
-            },
-        }
-    }
-}
-
-impl fmt::Display for JsonFloat {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:?}", self.0)
-    }
-}
+pub use crate::jsonl::Float as JsonFloat;
 
 /// Base64 of a raw byte array.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -401,35 +373,5 @@ impl GoldenEpisode {
 /// Lists golden episode files: files as given, folders expanded to their
 /// `*.jsonl.gz` / `*.jsonl` files (recursively), sorted.
 pub fn collect_episode_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, GoldenError> {
-    let mut out = Vec::new();
-    for path in paths {
-        if path.is_dir() {
-            let mut found = Vec::new();
-            walk(path, &mut found).map_err(|source| GoldenError::Io {
-                path: path.clone(),
-                source,
-            })?;
-            found.sort();
-            out.extend(found);
-        } else {
-            out.push(path.clone());
-        }
-    }
-    Ok(out)
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        if path.is_dir() {
-            walk(&path, out)?;
-        } else if path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.ends_with(".jsonl.gz") || n.ends_with(".jsonl"))
-        {
-            out.push(path);
-        }
-    }
-    Ok(())
+    crate::jsonl::collect_files(paths).map_err(|(path, source)| GoldenError::Io { path, source })
 }

@@ -1,8 +1,6 @@
 //! Small JSON encodings shared by the line types: base64 byte arrays, floats that
 //! may be non-finite, and the shared data's 6-field action arrays.
 
-use std::fmt;
-
 use base64::Engine;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -31,61 +29,7 @@ impl<'de> Deserialize<'de> for B64 {
     }
 }
 
-/// A float that JSON may not hold as a number: NaN and the infinities are written
-/// as the strings `"NaN"`, `"Infinity"`, `"-Infinity"` (a goal percentage is NaN
-/// when the goal was complete at reset), everything else as a number that reads
-/// back bit for bit.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Float(pub f64);
-
-impl PartialEq for Float {
-    /// Bitwise equality on values, with NaN equal to NaN: recordings are compared
-    /// exactly, and a NaN recorded is a NaN reproduced.
-    fn eq(&self, other: &Self) -> bool {
-        self.0 == other.0 || (self.0.is_nan() && other.0.is_nan())
-    }
-}
-
-impl Serialize for Float {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let v = self.0;
-        if v.is_finite() {
-            s.serialize_f64(v)
-        } else if v.is_nan() {
-            s.serialize_str("NaN")
-        } else if v > 0.0 {
-            s.serialize_str("Infinity")
-        } else {
-            s.serialize_str("-Infinity")
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Float {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Num(f64),
-            Str(String),
-        }
-        match Raw::deserialize(d)? {
-            Raw::Num(v) => Ok(Self(v)),
-            Raw::Str(s) => match s.as_str() {
-                "NaN" => Ok(Self(f64::NAN)),
-                "Infinity" => Ok(Self(f64::INFINITY)),
-                "-Infinity" => Ok(Self(f64::NEG_INFINITY)),
-                _ => Err(serde::de::Error::custom(format!("not a float: {s:?}"))),
-            },
-        }
-    }
-}
-
-impl fmt::Display for Float {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:?}", self.0)
-    }
-}
+pub use crate::jsonl::Float;
 
 /// One player's action as the shared data writes it:
 /// `[action_type, x, y, z, block_id, flat_index]`. The reference's tuple is

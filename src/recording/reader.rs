@@ -226,32 +226,5 @@ impl Recording {
 /// Lists recordings: files as given, folders expanded (recursively) to their
 /// `*.jsonl` / `*.jsonl.gz` files, sorted.
 pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, RecordingError> {
-    let mut out = Vec::new();
-    for path in paths {
-        if path.is_dir() {
-            let mut found = Vec::new();
-            walk(path, &mut found).map_err(RecordingError::io(path))?;
-            found.sort();
-            out.extend(found);
-        } else {
-            out.push(path.clone());
-        }
-    }
-    Ok(out)
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        if path.is_dir() {
-            walk(&path, out)?;
-        } else if path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.ends_with(".jsonl.gz") || n.ends_with(".jsonl"))
-        {
-            out.push(path);
-        }
-    }
-    Ok(())
+    crate::jsonl::collect_files(paths).map_err(|(path, e)| RecordingError::io(&path)(e))
 }
