@@ -21,7 +21,7 @@ use crate::mcts::search::sample_weighted;
 use crate::mcts::{Decision, Evaluator, LeafQuery, MctsConfig, Search};
 use crate::sim::action::{Action, FlatLayout};
 use crate::sim::config::{Abilities, Config};
-use crate::sim::mask;
+use crate::sim::mask::MaskCache;
 use crate::sim::obs::Observation;
 
 /// Time spent choosing moves, for reports.
@@ -62,6 +62,7 @@ pub struct PolicyAgent<E: Evaluator> {
     state: E::State,
     prev_action: usize,
     rng: StdRng,
+    masks: MaskCache,
     mask: Vec<bool>,
     times: MoveTimes,
 }
@@ -81,6 +82,7 @@ impl<E: Evaluator> PolicyAgent<E> {
             state,
             prev_action: 0,
             rng: StdRng::seed_from_u64(0),
+            masks: MaskCache::default(),
             mask: Vec::new(),
             times: MoveTimes::default(),
         }
@@ -121,9 +123,10 @@ where
 
     fn try_act(&mut self, obs: &Observation) -> Result<Action, AgentError> {
         let started = Instant::now();
-        self.mask.clear();
         self.mask.resize(self.layout.len(), false);
-        mask::compute(
+        // A human model acts on every step of an episode, and between two steps
+        // only a few cells change: the cache redoes just those.
+        self.masks.compute(
             obs,
             self.abilities,
             &self.layout,
@@ -167,7 +170,6 @@ where
 pub struct SearchAgent<E: Evaluator> {
     evaluator: E,
     search: Search<E::State>,
-    layout: FlatLayout,
     state: E::State,
     prev_action: usize,
     last: Option<Decision<E::State>>,
@@ -188,7 +190,6 @@ impl<E: Evaluator> SearchAgent<E> {
         Self {
             search: Search::new(env_config.clone(), me, line_of_sight, config, 0),
             evaluator,
-            layout: FlatLayout::new(env_config.world_size, env_config.abilities),
             state,
             prev_action: 0,
             last: None,
@@ -257,10 +258,13 @@ where
         self.prev_action = flat;
         self.last = Some(decision);
         self.times.record(started.elapsed());
-        self.layout.action(flat).map_err(|e| AgentError::Failed {
-            agent: "SearchAgent",
-            message: e.to_string(),
-        })
+        self.search
+            .layout()
+            .action(flat)
+            .map_err(|e| AgentError::Failed {
+                agent: "SearchAgent",
+                message: e.to_string(),
+            })
     }
 
     fn internals(&self) -> Internals<'_> {

@@ -11,7 +11,7 @@ use super::config::MctsConfig;
 use super::evaluator::{Evaluator, LeafEvaluation, LeafQuery};
 use super::planning::{Planner, expected_goal_reward, goal_probs_at, softmax_in_place};
 use super::tree::{Expansion, NUM_ACTION_TYPES, Node, NodeId};
-use crate::sim::action::Action;
+use crate::sim::action::{Action, FlatLayout};
 use crate::sim::block::BlockId;
 use crate::sim::config::Config;
 use crate::sim::obs::{Observation, WorldChannel};
@@ -125,6 +125,11 @@ impl<S: Clone> Search<S> {
     /// The settings.
     pub fn config(&self) -> &MctsConfig {
         &self.config
+    }
+
+    /// The flat action layout the search plans over.
+    pub fn layout(&self) -> &FlatLayout {
+        self.planner.layout()
     }
 
     /// Reseeds the search's random generator.
