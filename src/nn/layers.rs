@@ -122,12 +122,13 @@ impl Layer {
         }
     }
 
-    /// Applies a stateless layer to `(B, C, X, Y, Z)`.
-    pub(crate) fn forward(&self, x: &Tensor) -> Tensor {
+    /// Applies a stateless layer to `(B, C, X, Y, Z)`; `train` puts BatchNorm in
+    /// training mode (batch statistics, running averages updated).
+    pub(crate) fn forward(&self, x: &Tensor, train: bool) -> Tensor {
         match self {
             Self::Residual(r) => {
-                let h = r.bn1.forward_t(&r.conv1.forward(x), false).relu();
-                (r.bn2.forward_t(&r.conv2.forward(&h), false) + x).relu()
+                let h = r.bn1.forward_t(&r.conv1.forward(x), train).relu();
+                (r.bn2.forward_t(&r.conv2.forward(&h), train) + x).relu()
             }
             Self::Plain { conv, .. } => conv.forward(x).leaky_relu(),
             Self::Transformer(t) => t.forward(x),

@@ -106,8 +106,9 @@ pub struct Trace {
 
 /// A reference network (conv or transformer) with its weights.
 ///
-/// Inference only for now: [`Model::forward`] runs without gradients and with
-/// BatchNorm in eval mode. A model lives on one device; inputs are moved there.
+/// [`Model::forward`] runs without gradients and with BatchNorm in eval mode;
+/// [`Model::forward_t`] records gradients for training. A model lives on one
+/// device; inputs are moved there.
 #[derive(Debug)]
 pub struct Model {
     config: ModelConfig,
@@ -363,6 +364,26 @@ impl Model {
         state: Option<&RecurrentState>,
     ) -> Result<(Outputs, Trace), NnError> {
         let _guard = tch::no_grad_guard();
+        self.run(batch, state, false)
+    }
+
+    /// Runs the network with gradients recorded, for training: `train` puts
+    /// BatchNorm in training mode. `state: None` starts from the zero state.
+    pub fn forward_t(
+        &self,
+        batch: &ObsBatch,
+        state: Option<&RecurrentState>,
+        train: bool,
+    ) -> Result<Outputs, NnError> {
+        self.run(batch, state, train).map(|(outputs, _)| outputs)
+    }
+
+    fn run(
+        &self,
+        batch: &ObsBatch,
+        state: Option<&RecurrentState>,
+        train: bool,
+    ) -> Result<(Outputs, Trace), NnError> {
         self.check_inputs(batch, state)?;
         let device = self.device();
         let batch = batch.to_device(device);
@@ -391,7 +412,7 @@ impl Model {
                 state_out.push(c);
                 k += 2;
             } else {
-                x = layer.forward(&x);
+                x = layer.forward(&x, train);
             }
         }
         let action_grid = self.action_head.forward(&x);
