@@ -167,12 +167,20 @@ fn parse_world_size(text: &str) -> Result<WorldSize, String> {
 
 /// The goal generator named by `--goals`.
 fn goal_config(args: &EvaluateArgs) -> anyhow::Result<GoalConfig> {
+    goal_config_named(&args.goals, args.houses.as_deref())
+}
+
+/// The goal generator `name` (`paper`, `paper_train`, a generator name or a
+/// `.json` file), with CraftAssist houses from `houses` for the paper's goals.
+pub(crate) fn goal_config_named(
+    name: &str,
+    houses: Option<&std::path::Path>,
+) -> anyhow::Result<GoalConfig> {
     let houses = || {
-        args.houses
-            .clone()
+        houses
+            .map(std::path::Path::to_owned)
             .unwrap_or_else(|| super::shared_dir().join("data/houses/craftassist"))
     };
-    let name = args.goals.as_str();
     let study = |subset: Subset| -> anyhow::Result<GoalConfig> {
         let dir = houses();
         anyhow::ensure!(

@@ -1,6 +1,7 @@
 //! The `mbag` command line. The only place (with `main.rs`) that uses `anyhow`.
 
 mod bench;
+mod daemon;
 mod demo;
 mod evaluate;
 mod malmo;
@@ -40,8 +41,22 @@ pub enum Command {
     ///
     /// Example: mbag verify-golden ../shared/reference/golden/episodes
     VerifyGolden(verify::VerifyArgs),
-    /// Simulate one episode of the paper's setting with heuristic players (the
-    /// default job of `scripts/run`).
+    /// A person builds in Minecraft with the assistant: the simulator runs in
+    /// lockstep with the game and every step is recorded (the default job of
+    /// `scripts/run`, in the emulator).
+    ///
+    /// Example: mbag play --emulated --max-steps 60
+    Play(daemon::PlayArgs),
+    /// Record human demonstrations in Minecraft: tutorial, alone or with the
+    /// assistant, as in the paper's study.
+    ///
+    /// Example: mbag record --session alone --client 127.0.0.1:10000
+    Record(daemon::RecordArgs),
+    /// Watch trained policies play every seat in Minecraft.
+    ///
+    /// Example: mbag watch --human bc:../shared/models/az_test_human.json --emulated
+    Watch(daemon::WatchArgs),
+    /// Simulate one episode of the paper's setting with heuristic players.
     ///
     /// Example: mbag demo --second noop --seed 3
     Demo(demo::DemoArgs),
@@ -82,6 +97,9 @@ impl Cli {
         match self.command {
             Command::VerifyGolden(args) => verify::run(args),
             Command::Demo(args) => demo::run(args),
+            Command::Play(args) => daemon::play(args),
+            Command::Record(args) => daemon::record(args),
+            Command::Watch(args) => daemon::watch(args),
             Command::Evaluate(args) => evaluate::run(args),
             Command::Bench(command) => bench::run(command),
             Command::Malmo(command) => malmo::run(command),

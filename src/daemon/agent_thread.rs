@@ -54,6 +54,24 @@ enum Request {
     },
 }
 
+/// An action asked of an agent thread and not yet answered.
+#[derive(Debug)]
+pub struct PendingAct {
+    name: String,
+    answer: oneshot::Receiver<Result<Timed, AgentError>>,
+}
+
+impl PendingAct {
+    /// Waits for the answer.
+    pub async fn wait(self) -> Result<Timed, AgentThreadError> {
+        match self.answer.await {
+            Ok(result) => Ok(result?),
+            // The thread dropped the reply: it panicked or was shut down.
+            Err(_) => Err(AgentThreadError::Stopped(self.name)),
+        }
+    }
+}
+
 /// A thread owning one agent.
 #[derive(Debug)]
 pub struct AgentThread {
@@ -81,16 +99,22 @@ impl AgentThread {
     /// Asks for the action for `observation`, without blocking the caller's
     /// executor.
     pub async fn act(&self, observation: Observation) -> Result<Timed, AgentThreadError> {
+        self.ask(observation)?.wait().await
+    }
+
+    /// Sends the request for `observation` and returns at once; the answer is
+    /// awaited with [`PendingAct::wait`]. The pending answer does not borrow the
+    /// thread, so the caller can go on handling other events meanwhile.
+    pub fn ask(&self, observation: Observation) -> Result<PendingAct, AgentThreadError> {
         let (reply, answer) = oneshot::channel();
         self.send(Request::Act {
             observation: Box::new(observation),
             reply,
         })?;
-        match answer.await {
-            Ok(result) => Ok(result?),
-            // The thread dropped the reply: it panicked or was shut down.
-            Err(_) => Err(AgentThreadError::Stopped(self.name.clone())),
-        }
+        Ok(PendingAct {
+            name: self.name.clone(),
+            answer,
+        })
     }
 
     /// Starts a new episode on the agent (after any request in flight).

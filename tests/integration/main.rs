@@ -3,6 +3,8 @@
 
 // The daemon's human-action detection against the recorded tutorial episodes.
 mod detect_parity;
+// The daemon end to end in play, record and watch against the emulator.
+mod daemon_modes;
 mod evaluate_cli;
 mod goal_transforms;
 mod golden_episodes;

@@ -1,0 +1,493 @@
+//! `mbag play`, `mbag record` and `mbag watch`: the daemon's three uses.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use malmo_bridge::agent::{ClientAddr, Timeouts};
+use malmo_bridge::mod_patch::ModFlavour;
+use serde_json::json;
+use tokio::sync::watch;
+
+use crate::agents::spec::{AgentSpec, StandardAgents};
+use crate::daemon::episode::{
+    EmulatedPerson, EpisodeHooks, EpisodeSettings, Minecraft, Mode, Seat, run_episode,
+};
+use crate::daemon::lockstep::LockstepSettings;
+use crate::nn::{DeviceChoice, ServiceAgents, ServiceConfig};
+use crate::recording::Fsync;
+use crate::sim::config::Config;
+use crate::sim::coords::WorldSize;
+
+const AFTER_HELP: &str = "\
+Minecraft:
+  --client HOST:PORT names a running Minecraft client (the MBAG build of the Malmo
+  mod, control port 10000 by default); repeat it for each player (and the
+  spectator). Without --client, or with --emulated, the malmo-bridge emulator runs
+  in this process and a scripted person (--emulated-human) plays the human seat, so
+  everything works without Minecraft.
+
+Recording:
+  Every step is written to the recording as it completes (--out; format
+  mbag-recording/1, see recordings/README.md), so a crash or Ctrl-C loses at most
+  the step in flight. Check it with `mbag recording verify FILE`.
+
+Examples:
+  mbag play --emulated --max-steps 60
+  mbag play --client 127.0.0.1:10000 --client 127.0.0.1:10001 \\
+      --assistant 'az:../shared/models/az_test_assistant.json?sims=20'
+  mbag record --session alone --client 127.0.0.1:10000
+  mbag watch --human bc:../shared/models/az_test_human.json --assistant none --emulated";
+
+/// What `play`, `record` and `watch` share.
+#[derive(Debug, Args)]
+#[command(after_help = AFTER_HELP)]
+pub struct DaemonArgs {
+    /// A Minecraft client's control address, HOST:PORT (repeat per player).
+    #[arg(long = "client", value_name = "HOST:PORT", value_parser = parse_client)]
+    pub clients: Vec<ClientAddr>,
+    /// Play in the in-process Minecraft emulator (the default without --client).
+    #[arg(long, conflicts_with = "clients")]
+    pub emulated: bool,
+    /// The emulator plays mbag's patched mod (exact block-change events).
+    #[arg(long, requires = "emulated")]
+    pub patched_mod: bool,
+    /// Where Minecraft clients reach this machine.
+    #[arg(long, value_name = "HOST", default_value = "127.0.0.1")]
+    pub agent_address: String,
+    /// Where goals come from: paper (the study's CraftAssist houses), paper_train,
+    /// a generator name (random, basic, tutorial, ...) or a .json goal config.
+    #[arg(long, value_name = "GENERATOR")]
+    pub goals: Option<String>,
+    /// Folder of CraftAssist houses [default: ../shared/data/houses/craftassist].
+    #[arg(long, value_name = "DIR")]
+    pub houses: Option<PathBuf>,
+    /// World size, WxHxD [default: 11x10x10; 6x6x6 for the tutorial].
+    #[arg(long, value_name = "WxHxD", value_parser = parse_world_size)]
+    pub world_size: Option<WorldSize>,
+    /// Steps after which the env ends the episode (the study used 10^9: it
+    /// ends when the house is built).
+    #[arg(long, value_name = "N", default_value_t = 1_000_000_000)]
+    pub horizon: u64,
+    /// Stop (and finish the recording) after this many steps.
+    #[arg(long, value_name = "N")]
+    pub max_steps: Option<u64>,
+    /// Seed of the goal, start and agents.
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub seed: u64,
+    /// Longest a step waits for a human action, in seconds (the study's
+    /// action_delay).
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.8)]
+    pub step_period: f64,
+    /// Players have a palette of finite blocks instead of infinite blocks.
+    #[arg(long)]
+    pub finite_blocks: bool,
+    /// The recording file (.jsonl) [default: mbag-recordings/<mode>-<time>.jsonl].
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Keep every Minecraft observation's JSON in the recording (large).
+    #[arg(long)]
+    pub keep_observations: bool,
+    /// When the recording is flushed to disk.
+    #[arg(long, value_enum, default_value = "header-and-footer")]
+    pub fsync: FsyncArg,
+    /// Where network agents run: cpu, cuda or auto.
+    #[arg(long, value_name = "DEVICE", default_value = "auto")]
+    pub device: DeviceChoice,
+    /// How long to wait for Minecraft to start the mission, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 120.0)]
+    pub start_timeout: f64,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `--fsync` values.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum FsyncArg {
+    /// After every step (safest; a few ms per step).
+    EveryStep,
+    /// After the header and the footer (steps reach the OS at once and survive a
+    /// daemon crash, not a power cut).
+    HeaderAndFooter,
+    /// Never.
+    Never,
+}
+
+/// `mbag play`.
+#[derive(Debug, Args)]
+pub struct PlayArgs {
+    /// The assistant (player 1).
+    #[arg(
+        long,
+        value_name = "SPEC",
+        default_value = "az:../shared/models/az_test_assistant.json?sims=20"
+    )]
+    pub assistant: AgentSpec,
+    /// How the emulator plays the person (emulated Minecraft only).
+    #[arg(
+        long,
+        value_name = "SPEC",
+        default_value = "bc:../shared/models/az_test_human.json"
+    )]
+    pub emulated_human: AgentSpec,
+    #[command(flatten)]
+    pub common: DaemonArgs,
+}
+
+/// The study's session kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SessionKind {
+    /// The 6x6x6 tutorial house, alone, finite blocks.
+    Tutorial,
+    /// A house, alone.
+    Alone,
+    /// A house with the assistant (--assistant).
+    WithAssistant,
+}
+
+/// `mbag record`.
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// Which kind of session.
+    #[arg(long, value_enum, default_value = "alone")]
+    pub session: SessionKind,
+    /// The assistant for with-assistant sessions.
+    #[arg(
+        long,
+        value_name = "SPEC",
+        default_value = "az:../shared/models/az_test_assistant.json?sims=20"
+    )]
+    pub assistant: AgentSpec,
+    /// How the emulator plays the person (emulated Minecraft only).
+    #[arg(
+        long,
+        value_name = "SPEC",
+        default_value = "bc:../shared/models/az_test_human.json"
+    )]
+    pub emulated_human: AgentSpec,
+    #[command(flatten)]
+    pub common: DaemonArgs,
+}
+
+/// `mbag watch`.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// The agent in the human's seat (player 0), for example a BC human model.
+    #[arg(
+        long,
+        value_name = "SPEC",
+        default_value = "bc:../shared/models/az_test_human.json"
+    )]
+    pub human: AgentSpec,
+    /// The assistant (player 1), or none.
+    #[arg(
+        long,
+        value_name = "SPEC",
+        default_value = "az:../shared/models/az_test_assistant.json?sims=20"
+    )]
+    pub assistant: AgentSpec,
+    #[command(flatten)]
+    pub common: DaemonArgs,
+}
+
+fn parse_client(text: &str) -> Result<ClientAddr, String> {
+    let (host, port) = text
+        .rsplit_once(':')
+        .ok_or_else(|| format!("{text:?} is not HOST:PORT, e.g. 127.0.0.1:10000"))?;
+    let port: u16 = port
+        .parse()
+        .map_err(|_| format!("{port:?} in {text:?} is not a port number"))?;
+    if host.is_empty() {
+        return Err(format!("{text:?} has no host"));
+    }
+    Ok(ClientAddr::new(host, port))
+}
+
+fn parse_world_size(text: &str) -> Result<WorldSize, String> {
+    let dims: Vec<usize> = text
+        .split('x')
+        .map(|d| d.trim().parse::<usize>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| format!("{text:?} is not WxHxD, e.g. 11x10x10"))?;
+    match dims[..] {
+        [w, h, d] if w >= 3 && h >= 3 && d >= 3 => Ok(WorldSize::new(w, h, d)),
+        _ => Err(format!("{text:?} is not WxHxD with every side at least 3")),
+    }
+}
+
+/// One seat of the episode to build.
+struct SeatPlan {
+    name: &'static str,
+    seat: Seat,
+}
+
+/// Runs `mbag play`.
+pub fn play(args: PlayArgs) -> anyhow::Result<u8> {
+    let person = person(&args.common, args.emulated_human);
+    let seats = vec![
+        SeatPlan {
+            name: "human",
+            seat: person,
+        },
+        SeatPlan {
+            name: "assistant",
+            seat: Seat::Agent(args.assistant),
+        },
+    ];
+    run(Mode::Play, &args.common, seats, None)
+}
+
+/// Runs `mbag record`.
+pub fn record(args: RecordArgs) -> anyhow::Result<u8> {
+    let mut seats = vec![SeatPlan {
+        name: "human",
+        seat: person(&args.common, args.emulated_human),
+    }];
+    if args.session == SessionKind::WithAssistant {
+        anyhow::ensure!(
+            !args.assistant.is_none(),
+            "--session with-assistant needs an --assistant"
+        );
+        seats.push(SeatPlan {
+            name: "assistant",
+            seat: Seat::Agent(args.assistant),
+        });
+    }
+    run(Mode::Record, &args.common, seats, Some(args.session))
+}
+
+/// Runs `mbag watch`.
+pub fn watch(args: WatchArgs) -> anyhow::Result<u8> {
+    anyhow::ensure!(
+        !args.human.is_none(),
+        "--human must be an agent: watch mode has no person"
+    );
+    let mut seats = vec![SeatPlan {
+        name: "human",
+        seat: Seat::Agent(args.human),
+    }];
+    if !args.assistant.is_none() {
+        seats.push(SeatPlan {
+            name: "assistant",
+            seat: Seat::Agent(args.assistant),
+        });
+    }
+    run(Mode::Watch, &args.common, seats, None)
+}
+
+fn person(common: &DaemonArgs, emulated_human: AgentSpec) -> Seat {
+    Seat::Person {
+        emulated_by: is_emulated(common).then_some(EmulatedPerson::Agent(emulated_human)),
+    }
+}
+
+fn is_emulated(common: &DaemonArgs) -> bool {
+    common.emulated || common.clients.is_empty()
+}
+
+/// The study's environment for the seats (walking, flying, the given block
+/// supply), as the reference's human-study configs set it.
+fn env_config(
+    common: &DaemonArgs,
+    seats: &[SeatPlan],
+    session: Option<SessionKind>,
+) -> anyhow::Result<Config> {
+    let tutorial = session == Some(SessionKind::Tutorial);
+    let size = common.world_size.unwrap_or(if tutorial {
+        WorldSize::new(6, 6, 6)
+    } else {
+        WorldSize::new(11, 10, 10)
+    });
+    let players: Vec<_> = seats
+        .iter()
+        .enumerate()
+        .map(|(p, s)| {
+            json!({
+                "player_name": s.name,
+                "is_human": matches!(s.seat, Seat::Person { .. }),
+                "goal_visible": p == 0,
+            })
+        })
+        .collect();
+    let config = Config::from_json(&json!({
+        "num_players": seats.len(),
+        "horizon": common.horizon,
+        "world_size": [size.width, size.height, size.depth],
+        "random_start_locations": false,
+        "randomize_first_episode_length": false,
+        "rewards": {"place_wrong": -1},
+        "players": players,
+        "abilities": {
+            "teleportation": false,
+            "flying": true,
+            "inf_blocks": !(common.finite_blocks || tutorial),
+        },
+        "malmo": {
+            "use_malmo": true,
+            "action_delay": common.step_period,
+            "restrict_players": true,
+        },
+    }))?;
+    Ok(config)
+}
+
+fn run(
+    mode: Mode,
+    common: &DaemonArgs,
+    seats: Vec<SeatPlan>,
+    session: Option<SessionKind>,
+) -> anyhow::Result<u8> {
+    anyhow::ensure!(
+        common.step_period > 0.0 && common.step_period.is_finite(),
+        "--step-period must be a positive number of seconds"
+    );
+    let config = env_config(common, &seats, session)?;
+    let goals_name = common.goals.clone().unwrap_or_else(|| {
+        if session == Some(SessionKind::Tutorial) {
+            "tutorial".into()
+        } else {
+            "paper".into()
+        }
+    });
+    let mut goals = super::evaluate::goal_config_named(&goals_name, common.houses.as_deref())?
+        .build()
+        .with_context(|| format!("building the {goals_name} goal generator"))?;
+    let minecraft = if is_emulated(common) {
+        Minecraft::Emulated {
+            mod_flavour: if common.patched_mod {
+                ModFlavour::Patched
+            } else {
+                ModFlavour::Stock
+            },
+        }
+    } else {
+        let needed = seats.len() + usize::from(config.malmo.use_spectator);
+        anyhow::ensure!(
+            common.clients.len() >= needed,
+            "{needed} Minecraft clients are needed (one per player), {} given with --client",
+            common.clients.len()
+        );
+        Minecraft::Clients(common.clients.clone())
+    };
+    let stamp = chrono_like_stamp();
+    let mode_name = format!("{mode:?}").to_lowercase();
+    let episode_id = format!("{mode_name}-{stamp}");
+    let recording = match &common.out {
+        Some(p) => p.clone(),
+        None => PathBuf::from("mbag-recordings").join(format!("{episode_id}.jsonl")),
+    };
+    if let Some(dir) = recording.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let settings = EpisodeSettings {
+        mode,
+        config,
+        seats: seats.into_iter().map(|s| s.seat).collect(),
+        seed: common.seed,
+        minecraft,
+        recording: recording.clone(),
+        fsync: match common.fsync {
+            FsyncArg::EveryStep => Fsync::EveryLine,
+            FsyncArg::HeaderAndFooter => Fsync::HeaderAndFooter,
+            FsyncArg::Never => Fsync::Never,
+        },
+        lockstep: LockstepSettings {
+            step_period: Duration::from_secs_f64(common.step_period),
+            max_steps: common.max_steps,
+            keep_observations: common.keep_observations,
+            ..LockstepSettings::default()
+        },
+        agent_address: common.agent_address.clone(),
+        timeouts: Timeouts {
+            find_server: Duration::from_secs_f64(common.start_timeout.max(1.0)),
+            ..Timeouts::default()
+        },
+        episode_id,
+    };
+    let factory = Arc::new(StandardAgents::with_network(Arc::new(ServiceAgents::new(
+        common.device,
+        ServiceConfig::default(),
+    ))));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let quiet = common.quiet;
+    let max_steps = common.max_steps;
+    let report = runtime.block_on(async move {
+        let (stop_tx, stop) = watch::channel(false);
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("stopping: finishing the recording (Ctrl-C again to abort)");
+                let _ = stop_tx.send(true);
+                let _ = tokio::signal::ctrl_c().await;
+                std::process::exit(130);
+            }
+        });
+        let hooks = EpisodeHooks {
+            on_start: (!quiet).then(|| {
+                Box::new(move |view| show_progress(view, max_steps))
+                    as Box<dyn FnOnce(watch::Receiver<_>) + Send>
+            }),
+            on_emulator: None,
+        };
+        run_episode(settings, goals.as_mut(), factory, stop, hooks).await
+    })?;
+    runtime.shutdown_timeout(Duration::from_secs(2));
+
+    let path = report.recording.as_ref().map_or_else(
+        || recording.display().to_string(),
+        |p| p.display().to_string(),
+    );
+    println!(
+        "{} steps, goal {:.1}% built; {} human actions detected, {} divergences repaired",
+        report.steps,
+        report.goal_percentage * 100.0,
+        report.stats.human_actions,
+        report.stats.divergences
+    );
+    println!("recording: {path}  (check it with: mbag recording verify {path})");
+    match report.end.error {
+        None => Ok(0),
+        Some(e) => {
+            eprintln!("error: the episode stopped early: {e}");
+            Ok(1)
+        }
+    }
+}
+
+/// Shows the episode's progress until the loop ends.
+fn show_progress(mut view: watch::Receiver<crate::daemon::lockstep::StepView>, max: Option<u64>) {
+    let bar = match max {
+        Some(n) => ProgressBar::new(n),
+        None => ProgressBar::new_spinner(),
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} step {pos}{msg} [{elapsed_precise}]")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    tokio::spawn(async move {
+        while view.changed().await.is_ok() {
+            let v = view.borrow_and_update().clone();
+            bar.set_position(v.steps);
+            bar.set_message(format!(", goal {:.1}%", v.goal_percentage * 100.0));
+        }
+        bar.finish_and_clear();
+    });
+}
+
+/// A file-name-safe UTC time stamp, `YYYYMMDD-HHMMSS`.
+fn chrono_like_stamp() -> String {
+    let rfc = crate::recording::codec::rfc3339_utc(crate::recording::codec::now_unix_s());
+    // 2026-11-23T19:16:58Z -> 20261123-191658
+    let digits: String = rfc.chars().filter(char::is_ascii_digit).take(14).collect();
+    format!(
+        "{}-{}",
+        &digits[..8.min(digits.len())],
+        &digits[8.min(digits.len())..]
+    )
+}

@@ -1,0 +1,485 @@
+//! One daemon episode from start to end: the simulator reset, the mission
+//! started on Minecraft clients (or on the in-process emulator), the agents on
+//! their threads, the lockstep loop, the recording, and the shutdown of it all.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use log::{info, warn};
+use malmo_bridge::agent::{ClientAddr, Timeouts};
+use malmo_bridge::emulator::{Emulator, EmulatorConfig, WorldHandle};
+use malmo_bridge::mod_patch::ModFlavour;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use tokio::sync::{mpsc, watch};
+
+use super::agent_thread::AgentThread;
+use super::emulated::{self, DriverReport, HumanScript};
+use super::executor::Executor;
+use super::lockstep::{
+    Controller, Lockstep, LockstepParts, LockstepSettings, LoopEnd, LoopStats, StepView,
+};
+use super::recorder::RecorderThread;
+use super::roles::RoleHandle;
+use super::session::{Session, SessionError, mission_for};
+use crate::agents::spec::{AgentFactory, AgentSpec, AgentSpecError};
+use crate::recording::header::{
+    Controller as SeatController, ModelRef, PlayerEntry, Role, Source, SourceKind,
+};
+use crate::recording::{EpisodeRecorder, Fsync, RecordingError, RecordingWriter, SnapshotMode};
+use crate::sim::action::Action;
+use crate::sim::config::Config;
+use crate::sim::env::Env;
+use crate::sim::goal::GoalGenerator;
+
+/// Which of the daemon's uses an episode serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// A person builds with an assistant.
+    Play,
+    /// Human demonstrations are recorded (alone or with an assistant).
+    Record,
+    /// Agents play every seat while people watch.
+    Watch,
+}
+
+impl Mode {
+    fn source_kind(self) -> SourceKind {
+        match self {
+            Self::Play => SourceKind::Play,
+            Self::Record => SourceKind::Record,
+            Self::Watch => SourceKind::Watch,
+        }
+    }
+}
+
+/// Which Minecraft to play in.
+#[derive(Clone, Debug)]
+pub enum Minecraft {
+    /// Running Minecraft clients (the MBAG build of the Malmo mod), by control
+    /// address.
+    Clients(Vec<ClientAddr>),
+    /// The malmo-bridge emulator, in this process.
+    Emulated {
+        /// The mod the emulator plays.
+        mod_flavour: ModFlavour,
+    },
+}
+
+/// Who plays a seat.
+#[derive(Clone, Debug)]
+pub enum Seat {
+    /// A person in Minecraft. In emulated Minecraft, `emulated_by` says how the
+    /// emulator plays them.
+    Person {
+        /// The emulated person's policy or script (emulated Minecraft only).
+        emulated_by: Option<EmulatedPerson>,
+    },
+    /// An agent whose actions the daemon carries out in Minecraft.
+    Agent(AgentSpec),
+}
+
+/// How an emulated person acts.
+#[derive(Clone, Debug)]
+pub enum EmulatedPerson {
+    /// An agent spec (a heuristic or a human model).
+    Agent(AgentSpec),
+    /// A fixed list of actions (one per step; NOOPs skip a step).
+    Replay(Vec<Action>),
+}
+
+/// Everything one episode needs.
+#[derive(Clone, Debug)]
+pub struct EpisodeSettings {
+    /// What the episode is for.
+    pub mode: Mode,
+    /// The environment config (players' `is_human` and names as the seats say).
+    pub config: Config,
+    /// One seat per player.
+    pub seats: Vec<Seat>,
+    /// Seeds the goal, the start and the agents.
+    pub seed: u64,
+    /// Where Minecraft is.
+    pub minecraft: Minecraft,
+    /// The recording file to write (`.jsonl`).
+    pub recording: PathBuf,
+    /// When recordings are flushed to disk.
+    pub fsync: Fsync,
+    /// The loop's settings.
+    pub lockstep: LockstepSettings,
+    /// Where Minecraft clients reach this machine.
+    pub agent_address: String,
+    /// Protocol time limits.
+    pub timeouts: Timeouts,
+    /// A name for the episode (the mission's experiment id and the recording's
+    /// episode id).
+    pub episode_id: String,
+}
+
+/// Why an episode could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum EpisodeError {
+    /// The settings do not fit together.
+    #[error("{0}")]
+    Settings(String),
+    /// The goal generator failed.
+    #[error("generating the goal: {0}")]
+    Goal(#[from] crate::sim::goal::GoalError),
+    /// An agent could not be built.
+    #[error("player {player}: {source}")]
+    Agent {
+        /// The player.
+        player: usize,
+        /// Why.
+        source: AgentSpecError,
+    },
+    /// The emulator could not start.
+    #[error("starting the Minecraft emulator: {0}")]
+    Emulator(#[from] malmo_bridge::emulator::EmulatorError),
+    /// The mission could not start.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// The recording could not be created.
+    #[error(transparent)]
+    Recording(#[from] RecordingError),
+    /// A thread could not be started.
+    #[error("starting a thread: {0}")]
+    Thread(#[from] std::io::Error),
+}
+
+/// How an episode went.
+#[derive(Debug)]
+pub struct EpisodeReport {
+    /// How the loop ended (its error, if any, included).
+    pub end: LoopEnd,
+    /// The recording (complete up to the last finished step even after errors).
+    pub recording: Option<PathBuf>,
+    /// Steps taken.
+    pub steps: u64,
+    /// Player 0's goal percentage at the end.
+    pub goal_percentage: f64,
+    /// The simulator at the end.
+    pub env: Env,
+    /// The loop's measurements.
+    pub stats: LoopStats,
+    /// Per emulated person, what their driver did.
+    pub drivers: Vec<DriverReport>,
+    /// In emulated Minecraft, the world as the emulator had it at the end:
+    /// `blocks[x][y][z]` as Minecraft block names.
+    pub minecraft_blocks: Option<Vec<&'static str>>,
+}
+
+/// Hooks for watching a running episode.
+#[derive(Default)]
+pub struct EpisodeHooks {
+    /// Called with the step-view receiver once the loop exists.
+    pub on_start: Option<Box<dyn FnOnce(watch::Receiver<StepView>) + Send>>,
+    /// Called with the emulator once the mission runs (emulated Minecraft only),
+    /// for fault injection in tests.
+    pub on_emulator: Option<Box<dyn FnOnce(&Emulator, &str) + Send>>,
+}
+
+impl std::fmt::Debug for EpisodeHooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EpisodeHooks").finish_non_exhaustive()
+    }
+}
+
+/// Runs one episode. Setting `stop` to true ends it early (recorded as aborted).
+/// Errors before the first step (settings, agents, the mission) are returned;
+/// errors during the episode end it and are in the report.
+pub async fn run_episode(
+    settings: EpisodeSettings,
+    goals: &mut dyn GoalGenerator,
+    factory: Arc<dyn AgentFactory>,
+    stop: watch::Receiver<bool>,
+    hooks: EpisodeHooks,
+) -> Result<EpisodeReport, EpisodeError> {
+    let config = settings.config.clone();
+    let n = config.num_players;
+    if settings.seats.len() != n {
+        return Err(EpisodeError::Settings(format!(
+            "{} seats given for {n} players",
+            settings.seats.len()
+        )));
+    }
+    for (p, seat) in settings.seats.iter().enumerate() {
+        let person = matches!(seat, Seat::Person { .. });
+        if person != config.players[p].is_human {
+            return Err(EpisodeError::Settings(format!(
+                "player {p}: the config says is_human = {}, the seat is {}",
+                config.players[p].is_human,
+                if person { "a person" } else { "an agent" }
+            )));
+        }
+    }
+
+    let mut env = Env::new(config.clone());
+    let mut rng = StdRng::seed_from_u64(settings.seed);
+    env.reset(goals, &mut rng)?;
+    let mission = mission_for(&config, env.goal(), &env.state().blocks)?;
+
+    // Agents are built before Minecraft is touched: a bad model path should not
+    // cost a mission start.
+    let mut controllers = Vec::with_capacity(n);
+    let mut entries = Vec::with_capacity(n);
+    for (p, seat) in settings.seats.iter().enumerate() {
+        let role = if p == 0 { Role::Human } else { Role::Assistant };
+        match seat {
+            Seat::Person { .. } => {
+                controllers.push(Controller::Minecraft);
+                entries.push(PlayerEntry {
+                    index: p,
+                    role,
+                    controller: SeatController::Person,
+                    agent: None,
+                    models: Vec::new(),
+                    note: None,
+                });
+            }
+            Seat::Agent(spec) => {
+                let mut agent = factory
+                    .build(spec, p, &config)
+                    .map_err(|source| EpisodeError::Agent { player: p, source })?;
+                agent.reset(crate::eval::run::agent_seed(settings.seed, p));
+                controllers.push(Controller::Agent(AgentThread::spawn(
+                    format!("player{p}"),
+                    agent,
+                )?));
+                entries.push(PlayerEntry {
+                    index: p,
+                    role,
+                    controller: SeatController::Agent,
+                    agent: Some(spec.to_string()),
+                    models: model_refs(spec),
+                    note: None,
+                });
+            }
+        }
+    }
+
+    let (recorder, header) = EpisodeRecorder::start(
+        &env,
+        settings.episode_id.clone(),
+        Source {
+            kind: settings.mode.source_kind(),
+            description: Some(describe(&settings)),
+            origin: Some(serde_json::json!({ "seed": settings.seed })),
+        },
+        entries,
+        SnapshotMode::Changes,
+    );
+    let writer = RecordingWriter::create(&settings.recording, &header, settings.fsync)?;
+    let writer = RecorderThread::spawn(writer)?;
+    info!("recording to {}", settings.recording.display());
+
+    let emulator = match &settings.minecraft {
+        Minecraft::Emulated { mod_flavour } => Some(
+            Emulator::start(EmulatorConfig {
+                world_delay: Duration::from_millis(20),
+                mod_flavour: *mod_flavour,
+                ..EmulatorConfig::ephemeral(mission.num_agents())
+            })
+            .await?,
+        ),
+        Minecraft::Clients(_) => None,
+    };
+    let clients = match (&settings.minecraft, &emulator) {
+        (Minecraft::Clients(c), _) => c.clone(),
+        (_, Some(e)) => e.pool(),
+        _ => unreachable!("an emulator exists in emulated mode"),
+    };
+    let session = Session::start(
+        mission,
+        &clients,
+        &settings.episode_id,
+        &settings.agent_address,
+        settings.timeouts.clone(),
+    )
+    .await?;
+    if let (Some(e), Some(hook)) = (&emulator, hooks.on_emulator) {
+        hook(e, &settings.episode_id);
+    }
+
+    let (event_tx, events) = mpsc::channel(1024);
+    let roles: Vec<RoleHandle> = session
+        .roles
+        .into_iter()
+        .map(|m| RoleHandle::spawn(m, event_tx.clone(), settings.lockstep.keep_observations))
+        .collect();
+    drop(event_tx);
+    let (report_tx, reports) = mpsc::channel(256);
+    let executor = Executor::spawn(roles.iter().map(RoleHandle::sender).collect(), report_tx);
+
+    let (mut lockstep, view) = Lockstep::new(LockstepParts {
+        env,
+        controllers,
+        events,
+        executor,
+        reports,
+        recorder,
+        writer,
+        settings: settings.lockstep.clone(),
+        stop,
+    });
+    if let Some(hook) = hooks.on_start {
+        hook(view.clone());
+    }
+
+    let world = emulator
+        .as_ref()
+        .and_then(|e| e.world(&settings.episode_id));
+    let mut drivers = Vec::new();
+    for (p, seat) in settings.seats.iter().enumerate() {
+        let Seat::Person {
+            emulated_by: Some(person),
+        } = seat
+        else {
+            continue;
+        };
+        let Some(world) = &world else {
+            warn!("player {p}: an emulated person, but Minecraft is not emulated");
+            continue;
+        };
+        let script = match person {
+            EmulatedPerson::Agent(spec) => {
+                let mut agent = factory
+                    .build(spec, p, &config)
+                    .map_err(|source| EpisodeError::Agent { player: p, source })?;
+                agent.reset(crate::eval::run::agent_seed(settings.seed ^ 0x9e37, p));
+                HumanScript::Agent(AgentThread::spawn(format!("emulated{p}"), agent)?)
+            }
+            EmulatedPerson::Replay(actions) => {
+                HumanScript::Replay(actions.iter().copied().collect::<VecDeque<_>>())
+            }
+        };
+        let name = super::commands::player_name(&config, p);
+        drivers.push(emulated::spawn(
+            world.clone(),
+            &name,
+            p,
+            script,
+            view.clone(),
+        ));
+    }
+    drop(view);
+
+    let (end, recording) = lockstep.run().await;
+    match &end.error {
+        None => info!("episode over: {:?}", end.end.reason),
+        Some(e) => warn!("episode stopped: {e}"),
+    }
+    let stats = lockstep.stats().clone();
+    let final_env = lockstep.env().clone();
+    let steps = lockstep.steps();
+    let controllers = lockstep.close().await;
+    // Quitting only makes sense while Minecraft is still there.
+    let mut quits = tokio::task::JoinSet::new();
+    for r in roles {
+        quits.spawn(async move { (r.role(), r.quit().await) });
+    }
+    while let Some(joined) = quits.join_next().await {
+        if let Ok((role, Err(e))) = joined
+            && end.error.is_none()
+        {
+            warn!("role {role} did not end cleanly: {e}");
+        }
+    }
+    let mut reports = Vec::new();
+    for driver in drivers {
+        reports.push(
+            match tokio::time::timeout(Duration::from_secs(5), driver).await {
+                Ok(Ok(r)) => r,
+                _ => DriverReport::default(),
+            },
+        );
+    }
+    let minecraft_blocks = match &world {
+        Some(w) => Some(read_world(w, &final_env).await),
+        None => None,
+    };
+    if let Some(e) = emulator {
+        e.shutdown().await;
+    }
+    // Agent threads are joined off the runtime's workers.
+    let _ = tokio::task::spawn_blocking(move || drop(controllers)).await;
+    Ok(EpisodeReport {
+        goal_percentage: final_env.goal_percentage(0),
+        end,
+        recording,
+        steps,
+        env: final_env,
+        stats,
+        drivers: reports,
+        minecraft_blocks,
+    })
+}
+
+/// The emulated world's blocks over the simulator's world, `[x][y][z]` order;
+/// cells whose read failed are `"?"`.
+async fn read_world(world: &WorldHandle, env: &Env) -> Vec<&'static str> {
+    let mut out = Vec::with_capacity(env.size().num_cells());
+    for cell in env.size().cells() {
+        out.push(world.block([cell.x, cell.y, cell.z]).await.unwrap_or("?"));
+    }
+    out
+}
+
+/// The model files a spec loads, hashed for the header.
+fn model_refs(spec: &AgentSpec) -> Vec<ModelRef> {
+    let AgentSpec::Network { path, .. } = spec else {
+        return Vec::new();
+    };
+    let mut files = vec![path.clone()];
+    if let Ok(text) = std::fs::read_to_string(path)
+        && let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
+        && let Some(w) = v["weights"].as_str()
+    {
+        files.push(path.with_file_name(w));
+    }
+    files
+        .iter()
+        .filter_map(|f| match ModelRef::hash_file(f) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                warn!("cannot hash {}: {e}", f.display());
+                None
+            }
+        })
+        .collect()
+}
+
+fn describe(settings: &EpisodeSettings) -> String {
+    let seats: Vec<String> = settings
+        .seats
+        .iter()
+        .map(|s| match s {
+            Seat::Person { emulated_by: None } => "a person".to_owned(),
+            Seat::Person {
+                emulated_by: Some(EmulatedPerson::Agent(spec)),
+            } => format!("an emulated person ({spec})"),
+            Seat::Person {
+                emulated_by: Some(EmulatedPerson::Replay(a)),
+            } => format!("an emulated person replaying {} actions", a.len()),
+            Seat::Agent(spec) => spec.to_string(),
+        })
+        .collect();
+    let minecraft = match &settings.minecraft {
+        Minecraft::Clients(c) => format!(
+            "Minecraft at {}",
+            c.iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Minecraft::Emulated { .. } => "emulated Minecraft".to_owned(),
+    };
+    format!(
+        "mbag {:?}: {} in {minecraft}",
+        settings.mode,
+        seats.join(" + ")
+    )
+    .to_lowercase()
+}
