@@ -171,14 +171,20 @@ pub struct EpisodeReport {
     pub minecraft_blocks: Option<Vec<&'static str>>,
 }
 
+/// Called with the emulator and the episode id once the mission runs.
+pub type EmulatorHook = Box<dyn FnOnce(&Emulator, &str) + Send>;
+
+/// Called with the step-view receiver once the loop exists.
+pub type StartHook = Box<dyn FnOnce(watch::Receiver<StepView>) + Send>;
+
 /// Hooks for watching a running episode.
 #[derive(Default)]
 pub struct EpisodeHooks {
     /// Called with the step-view receiver once the loop exists.
-    pub on_start: Option<Box<dyn FnOnce(watch::Receiver<StepView>) + Send>>,
+    pub on_start: Option<StartHook>,
     /// Called with the emulator once the mission runs (emulated Minecraft only),
     /// for fault injection in tests.
-    pub on_emulator: Option<Box<dyn FnOnce(&Emulator, &str) + Send>>,
+    pub on_emulator: Option<EmulatorHook>,
 }
 
 impl std::fmt::Debug for EpisodeHooks {
@@ -296,7 +302,7 @@ pub async fn run_episode(
         &clients,
         &settings.episode_id,
         &settings.agent_address,
-        settings.timeouts.clone(),
+        settings.timeouts,
     )
     .await?;
     if let (Some(e), Some(hook)) = (&emulator, hooks.on_emulator) {

@@ -39,6 +39,9 @@ use crate::sim::coords::{PlayerId, PlayerPos};
 use crate::sim::env::{Env, StepOutcome};
 use crate::sim::viewpoint::Interaction;
 
+/// The longest the end of an episode waits for AI actions in flight.
+const END_SETTLE_LIMIT: Duration = Duration::from_secs(10);
+
 /// How the loop runs.
 #[derive(Clone, Debug)]
 pub struct LockstepSettings {
@@ -355,13 +358,51 @@ impl Lockstep {
             let outcome = self.env.step(&actions)?.clone();
             self.dispatch_ai_actions(&actions, &outcome, &before)?;
             self.update_title()?;
-            if !outcome.done {
+            let last = outcome.done
+                || self
+                    .settings
+                    .max_steps
+                    .is_some_and(|max| self.steps + 1 >= max);
+            let sync = if last {
+                self.settle_at_end().await?;
+                self.sync(SyncScope::everything())?
+            } else {
                 self.wait(step_end).await?;
-            }
-            let sync = self.sync()?;
-            self.record(&actions, &outcome, sync).await?;
+                let scope = SyncScope::new(&self.detector, self.running_ai > 0);
+                self.sync(scope)?
+            };
+            self.record(&actions, &outcome, sync, !last).await?;
             if outcome.done {
                 return Ok(EndReason::Done);
+            }
+        }
+    }
+
+    /// Before the last step is recorded: lets the AI actions in flight finish
+    /// and Minecraft's observations catch up (bounded), so the final sync leaves
+    /// the simulator, the recording and Minecraft showing the same world.
+    async fn settle_at_end(&mut self) -> Result<(), LockstepError> {
+        let limit = tokio::time::sleep(END_SETTLE_LIMIT);
+        tokio::pin!(limit);
+        while self.running_ai > 0 {
+            tokio::select! {
+                event = self.events.recv() => self.handle_event(event)?,
+                report = self.reports.recv() => self.handle_report(report)?,
+                _ = &mut limit => {
+                    warn!("AI actions still running at the end of the episode");
+                    break;
+                }
+                _ = self.stop.changed() => return Err(LockstepError::Interrupted),
+            }
+        }
+        let settle = tokio::time::sleep(self.settings.settle);
+        tokio::pin!(settle);
+        loop {
+            tokio::select! {
+                event = self.events.recv() => self.handle_event(event)?,
+                report = self.reports.recv() => self.handle_report(report)?,
+                _ = &mut settle => return Ok(()),
+                _ = self.stop.changed() => return Err(LockstepError::Interrupted),
             }
         }
     }
@@ -643,10 +684,10 @@ impl Lockstep {
         })
     }
 
-    /// Compares and repairs (§6, §8); returns the simulator edits made.
-    fn sync(&mut self) -> Result<SyncEdits, LockstepError> {
+    /// Compares and repairs what `scope` allows (§6, §8); returns the simulator
+    /// edits made.
+    fn sync(&mut self, scope: SyncScope) -> Result<SyncEdits, LockstepError> {
         let mut edits = SyncEdits::default();
-        let scope = SyncScope::new(&self.detector, self.running_ai > 0);
         if scope == SyncScope::default() {
             return Ok(edits);
         }
@@ -711,6 +752,7 @@ impl Lockstep {
         actions: &[Action],
         outcome: &StepOutcome,
         sync: SyncEdits,
+        publish: bool,
     ) -> Result<(), LockstepError> {
         let mut record = self.recorder.step(&self.env, actions, outcome);
         record.sync = (!sync.is_empty()).then_some(sync);
@@ -721,6 +763,10 @@ impl Lockstep {
         self.steps += 1;
         if let Some(writer) = &mut self.writer {
             writer.append(record).await?;
+        }
+        if !publish {
+            // The last step: an emulated person must not act after the final sync.
+            return Ok(());
         }
         let _ = self.progress.send(StepView {
             steps: self.steps,
