@@ -27,7 +27,7 @@ use tokio::sync::watch;
 const HUMAN_MODEL: &str = "../shared/models/az_test_human.json";
 const ASSISTANT_MODEL: &str = "../shared/models/az_test_assistant.json";
 
-fn config(seats: &[(&str, bool)]) -> Config {
+pub(super) fn config(seats: &[(&str, bool)]) -> Config {
     let players: Vec<_> = seats
         .iter()
         .enumerate()
@@ -47,7 +47,7 @@ fn config(seats: &[(&str, bool)]) -> Config {
     .unwrap()
 }
 
-fn settings(
+pub(super) fn settings(
     mode: Mode,
     config: Config,
     seats: Vec<Seat>,
@@ -78,15 +78,20 @@ fn settings(
     }
 }
 
-fn az() -> AgentSpec {
+pub(super) fn az() -> AgentSpec {
     format!("az:{ASSISTANT_MODEL}?sims=2").parse().unwrap()
 }
 
-fn bc() -> AgentSpec {
+pub(super) fn bc() -> AgentSpec {
     format!("bc:{HUMAN_MODEL}").parse().unwrap()
 }
 
-fn run(settings: EpisodeSettings) -> EpisodeReport {
+pub(super) fn run(settings: EpisodeSettings) -> EpisodeReport {
+    run_with(settings, EpisodeHooks::default())
+}
+
+/// [`run`] with hooks (fault injection).
+pub(super) fn run_with(settings: EpisodeSettings, hooks: EpisodeHooks) -> EpisodeReport {
     let factory = Arc::new(StandardAgents::with_network(Arc::new(ServiceAgents::new(
         DeviceChoice::Cpu,
         ServiceConfig::default(),
@@ -105,13 +110,7 @@ fn run(settings: EpisodeSettings) -> EpisodeReport {
         .block_on(async {
             tokio::time::timeout(
                 Duration::from_secs(240),
-                run_episode(
-                    settings,
-                    goals.as_mut(),
-                    factory,
-                    stop,
-                    EpisodeHooks::default(),
-                ),
+                run_episode(settings, goals.as_mut(), factory, stop, hooks),
             )
             .await
             .expect("the episode ends within 4 minutes")

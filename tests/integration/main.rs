@@ -5,6 +5,8 @@
 mod detect_parity;
 // The daemon end to end in play, record and watch against the emulator.
 mod daemon_modes;
+// Faults during a daemon episode: clear errors, readable recordings, no hangs.
+mod daemon_faults;
 mod evaluate_cli;
 mod goal_transforms;
 mod golden_episodes;
