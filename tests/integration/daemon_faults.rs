@@ -119,3 +119,52 @@ fn malformed_observation_json_is_skipped_and_the_episode_goes_on() {
         EndReason::Truncated
     );
 }
+
+/// `kill -9` of the daemon mid-episode: the recording keeps every step written
+/// before the kill (at most a cut last line) and verifies.
+#[test]
+fn killing_the_daemon_keeps_a_readable_recording() {
+    use std::process::{Command, Stdio};
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("killed.jsonl");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mbag"))
+        .args(["record", "--emulated", "--quiet", "--step-period", "0.1"])
+        .args(["--goals", "random", "--max-steps", "100000", "--out"])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let lines = || {
+        std::fs::read_to_string(&out)
+            .map(|t| t.lines().count())
+            .unwrap_or(0)
+    };
+    while lines() < 12 {
+        assert!(
+            Instant::now() < deadline,
+            "the daemon wrote no steps in 2 minutes"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the daemon exited early"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // SIGKILL: no destructor, no footer.
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let recording = Recording::read(&out).expect("a killed recording is readable");
+    assert!(recording.footer.is_none(), "nobody wrote a footer");
+    assert!(
+        recording.steps.len() >= 10,
+        "{} steps",
+        recording.steps.len()
+    );
+    let verified = verify(&recording, &mut |_, _| {}).unwrap();
+    assert!(verified.mismatches.is_empty(), "{:?}", verified.mismatches);
+    assert!(!verified.finished);
+}
