@@ -168,3 +168,24 @@ fn killing_the_daemon_keeps_a_readable_recording() {
     assert!(verified.mismatches.is_empty(), "{:?}", verified.mismatches);
     assert!(!verified.finished);
 }
+
+/// The person's client drops its observation connection and reconnects (the
+/// mod opens a new connection for its next frame): the episode goes on.
+#[test]
+fn a_dropped_observation_connection_is_survived() {
+    let (report, recording, _) =
+        with_fault(|f| f.drop_connection(FaultChannel::Observations), None);
+    assert!(report.end.error.is_none(), "{:?}", report.end.error);
+    assert_eq!(recording.steps.len(), 40);
+}
+
+/// A truncated observation frame: the rest of the stream cannot be framed, so
+/// the connection is given up with a clear error naming it, within bounded time
+/// and with a verified recording of the steps so far.
+#[test]
+fn a_truncated_frame_is_a_clear_error() {
+    let (report, recording, took) =
+        with_fault(|f| f.truncate_next_frame(FaultChannel::Observations), None);
+    assert_aborted_clearly(&report, &recording, &["inside a frame"]);
+    assert!(took < Duration::from_secs(120), "took {took:?}");
+}
