@@ -39,6 +39,14 @@ pub enum BenchCommand {
     ///
     /// Example: mbag bench bridge --iterations 20000 --round-trips 5000
     Bridge(BridgeBenchArgs),
+    /// The daemon: an emulated episode in watch mode (two BC agents acting in
+    /// the in-process emulator), timing the daemon's own work, inference
+    /// excluded: from an observation's arrival on its socket to the detector's
+    /// update of the Minecraft mirror, and from an agent's decision to its
+    /// first command written to the client's socket. Target: p99 under 5 ms.
+    ///
+    /// Example: mbag bench daemon --seconds 30
+    Daemon(DaemonBenchArgs),
     /// The networks and the inference service.
     ///
     /// First, for each model, direct calls (observations to tensors, forward, outputs
@@ -114,6 +122,24 @@ pub struct BridgeBenchArgs {
     pub tick_ms: u64,
 }
 
+/// Arguments of `mbag bench daemon`.
+#[derive(Debug, Args)]
+pub struct DaemonBenchArgs {
+    /// How long the episode runs, roughly, in seconds.
+    #[arg(long, default_value_t = 30.0)]
+    pub seconds: f64,
+    /// The step period, in seconds.
+    #[arg(long, default_value_t = 0.2)]
+    pub step_period: f64,
+    /// The agent playing both seats.
+    #[arg(
+        long,
+        value_name = "SPEC",
+        default_value = "bc:../shared/models/az_test_human.json"
+    )]
+    pub agent: crate::agents::spec::AgentSpec,
+}
+
 /// Arguments of `mbag bench env`.
 #[derive(Debug, Args)]
 pub struct EnvBenchArgs {
@@ -147,6 +173,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<u8> {
     match command {
         BenchCommand::Env(args) => env(args),
         BenchCommand::Bridge(args) => bridge(&args),
+        BenchCommand::Daemon(args) => daemon(&args),
         BenchCommand::Nn(args) => nn(&args),
     }
 }
@@ -650,4 +677,135 @@ fn nn(args: &NnBenchArgs) -> anyhow::Result<u8> {
         );
     }
     Ok(0)
+}
+
+/// The target for the daemon's own latencies, at p99.
+const DAEMON_TARGET: std::time::Duration = std::time::Duration::from_millis(5);
+
+fn daemon(args: &DaemonBenchArgs) -> anyhow::Result<u8> {
+    use crate::agents::spec::StandardAgents;
+    use crate::bench::bridge::Percentiles;
+    use crate::daemon::episode::{
+        EpisodeHooks, EpisodeSettings, Minecraft, Mode, Seat, run_episode,
+    };
+    use crate::daemon::lockstep::LockstepSettings;
+    use crate::nn::ServiceAgents;
+
+    anyhow::ensure!(
+        args.seconds > 0.0 && args.step_period > 0.0,
+        "--seconds and --step-period must be positive"
+    );
+    let steps = (args.seconds / args.step_period).ceil() as u64;
+    let config = crate::sim::config::Config::from_json(&serde_json::json!({
+        "num_players": 2,
+        "world_size": [11, 10, 10],
+        "players": [
+            {"player_name": "human", "is_human": false, "goal_visible": true},
+            {"player_name": "assistant", "is_human": false, "goal_visible": false},
+        ],
+        "abilities": {"teleportation": false, "flying": true, "inf_blocks": true},
+        "malmo": {"use_malmo": true, "restrict_players": true},
+    }))?;
+    let dir = tempfile_dir()?;
+    let settings = EpisodeSettings {
+        mode: Mode::Watch,
+        config,
+        seats: vec![
+            Seat::Agent(args.agent.clone()),
+            Seat::Agent(args.agent.clone()),
+        ],
+        seed: 0,
+        minecraft: Minecraft::Emulated {
+            mod_flavour: malmo_bridge::mod_patch::ModFlavour::Stock,
+        },
+        recording: dir.join("bench.jsonl"),
+        fsync: crate::recording::Fsync::Never,
+        lockstep: LockstepSettings {
+            step_period: std::time::Duration::from_secs_f64(args.step_period),
+            max_steps: Some(steps),
+            ..LockstepSettings::default()
+        },
+        agent_address: "127.0.0.1".into(),
+        timeouts: malmo_bridge::agent::Timeouts::default(),
+        episode_id: "bench-daemon".into(),
+    };
+    let factory = std::sync::Arc::new(StandardAgents::with_network(std::sync::Arc::new(
+        ServiceAgents::new(DeviceChoice::Cpu, ServiceConfig::default()),
+    )));
+    let mut goals =
+        crate::sim::goal::GoalConfig::from_env("random", &serde_json::json!({}))?.build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    eprintln!(
+        "mbag bench daemon: {steps} steps of {} s in emulated Minecraft...",
+        args.step_period
+    );
+    let report = runtime.block_on(async {
+        let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+        run_episode(
+            settings,
+            goals.as_mut(),
+            factory,
+            stop,
+            EpisodeHooks::default(),
+        )
+        .await
+    })?;
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    let _ = std::fs::remove_dir_all(&dir);
+    if let Some(e) = &report.end.error {
+        anyhow::bail!("the bench episode failed: {e}");
+    }
+    let mut stats = report.stats;
+    let show = |name: &str,
+                samples: &mut Vec<std::time::Duration>,
+                target: Option<std::time::Duration>| {
+        let n = samples.len();
+        match Percentiles::of(samples) {
+            Some(p) => println!(
+                "{name:<42} {n:>7} {:>10.1} {:>10.1} {:>10.1} {}",
+                p.median.as_secs_f64() * 1e6,
+                p.p99.as_secs_f64() * 1e6,
+                p.max.as_secs_f64() * 1e6,
+                target.map_or_else(String::new, |t| format!(
+                    "{:>8.1} ms {:>7.3}",
+                    t.as_secs_f64() * 1e3,
+                    p.p99.as_secs_f64() / t.as_secs_f64()
+                )),
+            ),
+            None => println!("{name:<42} {n:>7} (no samples)"),
+        }
+    };
+    println!(
+        "{:<42} {:>7} {:>10} {:>10} {:>10} {:>11} {:>7}",
+        "latency", "samples", "p50 us", "p99 us", "max us", "target p99", "p99/tgt"
+    );
+    show(
+        "observation arrival -> detector updated",
+        &mut stats.observation_to_update,
+        Some(DAEMON_TARGET),
+    );
+    show(
+        "AI decision -> first command written",
+        &mut stats.decision_to_command,
+        Some(DAEMON_TARGET),
+    );
+    show(
+        "inference (excluded; for scale)",
+        &mut stats.inference,
+        None,
+    );
+    println!(
+        "{} steps, {} observations, {} divergences repaired",
+        report.steps, stats.observations, stats.divergences
+    );
+    Ok(0)
+}
+
+fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {
+    let dir = std::env::temp_dir().join(format!("mbag-bench-daemon-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
 }

@@ -55,8 +55,9 @@ pub enum ExecutorReport {
     AiActionDone {
         /// The player.
         player: usize,
-        /// From the decision to its first command handed to the role's socket
-        /// task (`None` for an action without commands).
+        /// From the decision (or, if the action queued behind earlier ones, from
+        /// the start of its turn) to its first command written to the socket
+        /// (`None` for an action without commands).
         to_first_command: Option<Duration>,
     },
     /// The set-up commands have all been sent.
@@ -116,6 +117,10 @@ async fn run(
     reports: mpsc::Sender<ExecutorReport>,
 ) {
     while let Some(job) = inbox.recv().await {
+        // An AI action waits here behind the sleeps of earlier ones (the
+        // reference's serial queue); that wait is Malmo's pacing, not the
+        // daemon's latency, so the clock starts when the job does.
+        let started = Instant::now();
         let mut first: Option<Duration> = None;
         let mut failed = None;
         for instruction in job.instructions {
@@ -126,12 +131,19 @@ async fn run(
                         log::error!("a command for agent {agent}, which has no role: {command}");
                         continue;
                     };
-                    if let Err(gone) = role.send(command).await {
+                    let sent = match (job.kind, first) {
+                        // The first command of an AI action is timed to the wire.
+                        (JobKind::AiAction { decided, .. }, None) => {
+                            role.send_confirmed(command).await.map(|written| {
+                                first =
+                                    Some(written.saturating_duration_since(decided.max(started)));
+                            })
+                        }
+                        _ => role.send(command).await,
+                    };
+                    if let Err(gone) = sent {
                         failed = Some(gone);
                         break;
-                    }
-                    if let (JobKind::AiAction { decided, .. }, None) = (job.kind, first) {
-                        first = Some(decided.elapsed());
                     }
                     tokio::time::sleep(AFTER_COMMAND).await;
                 }

@@ -147,7 +147,7 @@ pub enum LockstepError {
 pub struct LoopStats {
     /// From an observation's arrival on its socket to the detector's update.
     pub observation_to_update: Vec<Duration>,
-    /// From an AI decision to its first command handed to the socket's task.
+    /// From an AI decision to its first command written to the socket.
     pub decision_to_command: Vec<Duration>,
     /// Time agents took to decide.
     pub inference: Vec<Duration>,
@@ -354,9 +354,10 @@ impl Lockstep {
             }
             let step_end = Instant::now() + self.settings.step_period;
             let actions = self.decide().await?;
+            let decided = Instant::now();
             let before = self.env.state().inventories.clone();
             let outcome = self.env.step(&actions)?.clone();
-            self.dispatch_ai_actions(&actions, &outcome, &before)?;
+            self.dispatch_ai_actions(&actions, &outcome, &before, decided)?;
             self.update_title()?;
             let last = outcome.done
                 || self
@@ -528,8 +529,8 @@ impl Lockstep {
         actions: &[Action],
         outcome: &StepOutcome,
         inventories_before: &[crate::sim::inventory::Inventory],
+        decided: Instant,
     ) -> Result<(), LockstepError> {
-        let decided = Instant::now();
         let config = self.env.config().clone();
         for (p, controller) in self.controllers.iter().enumerate() {
             if !matches!(controller, Controller::Agent(_)) {

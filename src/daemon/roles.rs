@@ -60,6 +60,8 @@ pub enum RoleEvent {
 
 enum Request {
     Send(Command),
+    /// Send, then report when the command was written to the socket.
+    SendConfirmed(Command, oneshot::Sender<Instant>),
     Quit(oneshot::Sender<Result<MissionEndedStatus, AgentError>>),
 }
 
@@ -74,7 +76,7 @@ pub struct RoleHandle {
 impl std::fmt::Debug for Request {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Send(c) => write!(f, "Send({c})"),
+            Self::Send(c) | Self::SendConfirmed(c, _) => write!(f, "Send({c})"),
             Self::Quit(_) => f.write_str("Quit"),
         }
     }
@@ -94,6 +96,17 @@ impl RoleSender {
             .send(Request::Send(command))
             .await
             .map_err(|_| RoleGone(self.role))
+    }
+
+    /// Sends `command` and waits until it has been written to the socket;
+    /// returns when that was.
+    pub async fn send_confirmed(&self, command: Command) -> Result<Instant, RoleGone> {
+        let (written, when) = oneshot::channel();
+        self.requests
+            .send(Request::SendConfirmed(command, written))
+            .await
+            .map_err(|_| RoleGone(self.role))?;
+        when.await.map_err(|_| RoleGone(self.role))
     }
 }
 
@@ -168,6 +181,13 @@ async fn serve(
                             let _ = events.send(RoleEvent::Lost { role, error }).await;
                             return;
                         }
+                    }
+                    Some(Request::SendConfirmed(command, written)) => {
+                        if let Err(error) = mission.send(&command).await {
+                            let _ = events.send(RoleEvent::Lost { role, error }).await;
+                            return;
+                        }
+                        let _ = written.send(Instant::now());
                     }
                     Some(Request::Quit(reply)) => {
                         let _ = reply.send(mission.quit().await);
