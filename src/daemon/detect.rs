@@ -49,11 +49,12 @@ use std::collections::VecDeque;
 use log::{debug, warn};
 use malmo_bridge::block::Block;
 use malmo_bridge::decoded::{DecodedObservation, HumanEvent, Stack};
+use malmo_bridge::mod_patch::BlockAction;
 
 use crate::sim::action::{Action, ActionType};
 use crate::sim::block::{BlockId, Blocks, NUM_BLOCKS};
 use crate::sim::config::Config;
-use crate::sim::coords::{Cell, PlayerId, PlayerPos, WorldSize};
+use crate::sim::coords::{Cell, CellIndex, PlayerId, PlayerPos, WorldSize};
 use crate::sim::inventory::{NUM_SLOTS, Slot};
 
 /// Eye height above the feet, used to tell which side of a face the viewer is on.
@@ -424,6 +425,9 @@ fn looking_at(size: WorldSize, obs: &DecodedObservation, pos: PlayerPos) -> Opti
         .then(|| Cell::new(x as i32, y as i32, z as i32))
 }
 
+/// How many unused block-change events the detector keeps.
+const MAX_ATTRIBUTIONS: usize = 64;
+
 /// An environment action detected for a player.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HumanAction {
@@ -446,6 +450,15 @@ pub struct Detector {
     tracked: Vec<Cell>,
     queues: Vec<VecDeque<Action>>,
     expected: Vec<StateDiff>,
+    /// Player names, to read the patched mod's block-change events.
+    names: Vec<String>,
+    /// The patched mod's word on who changed a cell, not yet used; the same
+    /// change reaches every observer, so only sequence numbers above the last
+    /// one seen are new.
+    attributions: Vec<(CellIndex, PlayerId, bool)>,
+    last_seq: u64,
+    /// Places and breaks attributed by the mod's events rather than inferred.
+    attributed_by_mod: u64,
 }
 
 impl Detector {
@@ -459,8 +472,26 @@ impl Detector {
             tracked: positions.iter().map(|&p| truncated_cell(p)).collect(),
             queues: vec![VecDeque::new(); n],
             expected: Vec::new(),
+            names: Vec::new(),
+            attributions: Vec::new(),
+            last_seq: 0,
+            attributed_by_mod: 0,
             config,
         }
+    }
+
+    /// Names the players (in Minecraft), so that the patched mod's block-change
+    /// events (`block_changes`, naming who placed or broke each block) decide
+    /// attribution exactly. Without names, or with the stock mod, attribution is
+    /// inferred from crosshairs and distances as the reference does.
+    pub fn with_player_names(mut self, names: Vec<String>) -> Self {
+        self.names = names;
+        self
+    }
+
+    /// How many places and breaks the mod's events attributed.
+    pub fn attributed_by_mod(&self) -> u64 {
+        self.attributed_by_mod
     }
 
     /// The detector's configuration.
@@ -493,12 +524,19 @@ impl Detector {
         player: PlayerId,
         obs: &DecodedObservation,
     ) -> Result<Vec<HumanAction>, DetectError> {
+        self.read_block_changes(obs);
         let diffs = self.state.update(&self.config, player, obs)?;
         let mut moves = Vec::new();
         let mut others = Vec::new();
         for diff in diffs {
             if let Some(i) = self.expected.iter().position(|e| *e == diff) {
                 self.expected.swap_remove(i);
+                if let StateDiff::Block { cell, after, .. } = diff {
+                    // The AI's own change: its event is used up too.
+                    let index = self.config.size.index(cell);
+                    self.attributions
+                        .retain(|&(c, _, b)| !(c == index && b == (after == BlockId::AIR)));
+                }
                 continue;
             }
             match diff {
@@ -531,11 +569,54 @@ impl Detector {
         Ok(moves)
     }
 
+    /// Notes the new events of the patched mod's block-change log.
+    fn read_block_changes(&mut self, obs: &DecodedObservation) {
+        for change in &obs.block_changes {
+            if change.seq <= self.last_seq {
+                continue;
+            }
+            self.last_seq = change.seq;
+            let Some(p) = self.names.iter().position(|n| *n == change.player) else {
+                warn!("a block change by {:?}, who is not a player", change.player);
+                continue;
+            };
+            let [x, y, z] = change.cell;
+            let cell = Cell::new(x, y, z);
+            if !self.config.size.contains(cell) {
+                continue;
+            }
+            let broke = match change.action {
+                BlockAction::Place => false,
+                BlockAction::Break => true,
+                BlockAction::Other(_) => continue,
+            };
+            self.attributions
+                .push((self.config.size.index(cell), PlayerId(p), broke));
+        }
+        // Events whose change never showed in the world (undone within a tick)
+        // must not linger and attribute a later change.
+        let excess = self.attributions.len().saturating_sub(MAX_ATTRIBUTIONS);
+        self.attributions.drain(..excess);
+    }
+
+    /// The mod's attribution of a change at `index`, if it sent one.
+    fn mod_attribution(&mut self, index: CellIndex, broke: bool) -> Option<PlayerId> {
+        let k = self
+            .attributions
+            .iter()
+            .position(|&(c, _, b)| c == index && b == broke)?;
+        self.attributed_by_mod += 1;
+        Some(self.attributions.remove(k).1)
+    }
+
     fn block_action(&mut self, cell: Cell, before: BlockId, after: BlockId) -> Option<HumanAction> {
         let index = self.config.size.index(cell);
         let i = index.0 as usize;
         if after == BlockId::AIR {
-            let breaker = self.state.last_breaking[i]?;
+            let breaker = match self.mod_attribution(index, true) {
+                Some(p) => p,
+                None => self.state.last_breaking[i]?,
+            };
             self.blocks_on_ground[breaker.0][usize::from(before.0)] += 1;
             return Some(HumanAction {
                 player: breaker,
@@ -546,7 +627,10 @@ impl Detector {
             // The palette is refilled by /clone; not a human's doing.
             return None;
         }
-        let placer = self.state.last_placing[i].or_else(|| self.nearest_player(cell))?;
+        let placer = match self.mod_attribution(index, false) {
+            Some(p) => p,
+            None => self.state.last_placing[i].or_else(|| self.nearest_player(cell))?,
+        };
         self.blocks_on_ground[placer.0][usize::from(after.0)] -= 1;
         Some(HumanAction {
             player: placer,

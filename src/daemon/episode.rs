@@ -297,6 +297,15 @@ pub async fn run_episode(
         (_, Some(e)) => e.pool(),
         _ => unreachable!("an emulator exists in emulated mode"),
     };
+    match malmo_bridge::agent::query_mod_version(&clients[0], Duration::from_secs(2)).await {
+        Ok(Some(v)) => {
+            info!("Minecraft runs mbag's patched mod {v}: block changes are attributed exactly")
+        }
+        Ok(None) => {
+            info!("Minecraft runs the stock MBAG mod: block changes are attributed by inference")
+        }
+        Err(e) => warn!("could not ask Minecraft for its mod version: {e}"),
+    }
     let session = Session::start(
         mission,
         &clients,
@@ -377,7 +386,7 @@ pub async fn run_episode(
         None => info!("episode over: {:?}", end.end.reason),
         Some(e) => warn!("episode stopped: {e}"),
     }
-    let stats = lockstep.stats().clone();
+    let stats = lockstep.stats();
     let final_env = lockstep.env().clone();
     let steps = lockstep.steps();
     let controllers = lockstep.close().await;

@@ -159,6 +159,24 @@ pub struct LoopStats {
     pub divergences: u64,
     /// Human actions detected.
     pub human_actions: u64,
+    /// Places and breaks attributed by the patched mod's block-change events.
+    pub attributed_by_mod: u64,
+}
+
+/// A detector at the env's state that reads the patched mod's events by the
+/// players' Minecraft names.
+fn new_detector(env: &Env) -> Detector {
+    let config = env.config();
+    Detector::new(
+        DetectorConfig::from_config(config),
+        env.state().blocks.clone(),
+        &env.state().player_positions,
+    )
+    .with_player_names(
+        (0..env.num_players())
+            .map(|p| commands::player_name(config, p))
+            .collect(),
+    )
 }
 
 /// How the episode ended, for the footer and the caller.
@@ -240,11 +258,7 @@ impl Lockstep {
         env.set_tracing(true);
         let config = env.config().clone();
         let n = env.num_players();
-        let detector = Detector::new(
-            DetectorConfig::from_config(&config),
-            env.state().blocks.clone(),
-            &env.state().player_positions,
-        );
+        let detector = new_detector(&env);
         let always_have = (0..n)
             .map(|p| commands::always_have(&config, p).unwrap_or_default())
             .collect();
@@ -281,8 +295,11 @@ impl Lockstep {
     }
 
     /// The measurements so far.
-    pub fn stats(&self) -> &LoopStats {
-        &self.stats
+    pub fn stats(&self) -> LoopStats {
+        LoopStats {
+            attributed_by_mod: self.detector.attributed_by_mod(),
+            ..self.stats.clone()
+        }
     }
 
     /// Steps taken (and recorded).
@@ -439,11 +456,7 @@ impl Lockstep {
             }
         }
         // Minecraft now shows the simulator's start: detect from here.
-        self.detector = Detector::new(
-            DetectorConfig::from_config(&config),
-            self.env.state().blocks.clone(),
-            &self.env.state().player_positions,
-        );
+        self.detector = new_detector(&self.env);
         self.detecting = true;
         info!("set-up done; the episode starts");
         Ok(())

@@ -225,3 +225,35 @@ fn watch_agents_play_every_seat() {
     check_agreement(&report, 20);
     assert_eq!(report.stats.human_actions, 0, "nobody plays in person");
 }
+
+/// With mbag's patched mod, the daemon attributes places and breaks from the
+/// mod's block-change events, and the episode agrees end to end as with the
+/// stock mod.
+#[test]
+fn play_with_the_patched_mod_uses_its_block_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("patched.jsonl");
+    let seats = vec![
+        Seat::Person {
+            emulated_by: Some(EmulatedPerson::Agent(bc())),
+        },
+        Seat::Agent(az()),
+    ];
+    let mut s = settings(
+        Mode::Play,
+        config(&[("human", true), ("assistant", false)]),
+        seats,
+        &out,
+        30,
+    );
+    s.minecraft = Minecraft::Emulated {
+        mod_flavour: ModFlavour::Patched,
+    };
+    let report = run(s);
+    check_agreement(&report, 30);
+    assert!(
+        report.stats.attributed_by_mod > 0,
+        "the mod's events attributed some change: {:?}",
+        report.stats
+    );
+}
