@@ -152,7 +152,7 @@ pub fn calculate(config: &Config, infos: &[Vec<StepInfo>], rewards: &[Vec<f64>])
                     } else {
                         c.num_actions[a.kind.id() as usize] += 1;
                     }
-                    if info.attempted_action.kind != ActionType::Noop
+                    if info.attempted_action.kind() != Some(ActionType::Noop)
                         && info.action.kind == ActionType::Noop
                     {
                         c.num_unintentional_noop += 1;

@@ -7,7 +7,7 @@ use super::agents::{AgentCheckStats, AgentReplay};
 use super::compare::{Checker, Mismatch};
 use super::format::{GoldenEpisode, GoldenError, GoldenInfo, GoldenMasks, GoldenObs, GoldenState};
 use crate::eval::metrics;
-use crate::sim::action::Action;
+use crate::sim::action::ActionTuple;
 use crate::sim::block::{BlockId, Blocks};
 use crate::sim::config::Config;
 use crate::sim::coords::PlayerPos;
@@ -236,9 +236,9 @@ fn check_info(c: &mut Checker, p: usize, expected: &GoldenInfo, got: &StepInfo) 
     c.eq(
         f("attempted_action"),
         expected.attempted_action,
-        got.attempted_action.to_tuple(),
+        got.attempted_action.to_array(),
     );
-    c.eq(f("action"), expected.action, got.action.to_tuple());
+    c.eq(f("action"), expected.action, got.action_tuple().to_array());
     c.eq(
         f("action_correct"),
         expected.action_correct,
@@ -364,22 +364,23 @@ pub fn replay(ep: &GoldenEpisode) -> Result<EpisodeReport, GoldenError> {
                 format!("expected {num_players} actions"),
             ));
         }
-        let actions = step
-            .actions
-            .iter()
-            .enumerate()
-            .map(|(p, a)| {
-                Action::from_tuple(a.tuple, size)
-                    .map_err(|e| field_error(ep, line, &format!("actions[{p}].tuple"), e))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let actions: Vec<ActionTuple> = step.actions.iter().map(|a| a.tuple.into()).collect();
         for (p, (a, g)) in actions.iter().zip(&step.actions).enumerate() {
-            c.eq(format!("actions[{p}].flat"), g.flat, env.layout().flat(*a));
+            c.eq(
+                format!("actions[{p}].flat"),
+                g.flat,
+                env.layout().flat_tuple(*a).ok(),
+            );
         }
         agents.check_step(&mut c, &env, step);
-        let outcome = match env.step(&actions) {
+        let outcome = match env.step_tuples(&actions) {
             Ok(o) => o.clone(),
-            Err(e) => return Err(field_error(ep, line, "actions", e)),
+            Err(e) => {
+                let field = e
+                    .player()
+                    .map_or("actions".into(), |p| format!("actions[{}].tuple", p.0));
+                return Err(field_error(ep, line, &field, e));
+            }
         };
         for (name, len) in [
             ("rewards", step.rewards.len()),

@@ -4,9 +4,8 @@
 use base64::Engine;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::sim::action::{Action, ActionType, FlatLayout};
-use crate::sim::block::{BlockId, NUM_BLOCKS};
-use crate::sim::coords::{Cell, WorldSize};
+use crate::sim::action::{Action, ActionTuple, FlatLayout};
+use crate::sim::coords::WorldSize;
 
 /// A byte array written as standard base64 with padding (`../shared/data/README.md`
 /// section 2), so a world-sized C-order array stays one short string.
@@ -33,46 +32,67 @@ pub use crate::jsonl::Float;
 
 /// One player's action as the shared data writes it:
 /// `[action_type, x, y, z, block_id, flat_index]`. The reference's tuple is
-/// `(action_type, (x*H + y)*D + z, block_id)`; `flat_index` is `null` when the type
-/// is outside the config's flat action space (a MOVE with teleportation on).
+/// `(action_type, (x*H + y)*D + z, block_id)`; `flat_index` is `null` when the tuple
+/// is outside the config's flat action space (a MOVE with teleportation on, an
+/// unknown type, a used field out of range).
+///
+/// Any tuple the env accepts has a record, since the env accepts any integers: the
+/// type and block id are kept as given, and the location is unravelled with `y`
+/// and `z` in range and `x` whatever it comes to, so a location outside the world
+/// (which only a player the step skips may pass) has an `x` outside `0..W`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ActionRecord(pub u8, pub i32, pub i32, pub i32, pub u8, pub Option<u32>);
+pub struct ActionRecord(pub i64, pub i64, pub i64, pub i64, pub i64, pub Option<u32>);
 
 impl ActionRecord {
-    /// The record of an action in a world of `size` with flat layout `layout`.
-    pub fn new(action: Action, size: WorldSize, layout: &FlatLayout) -> Self {
-        let c = action.cell(size);
+    /// The record of an action or tuple in a world of `size` with flat layout
+    /// `layout`.
+    pub fn new(action: impl Into<ActionTuple>, size: WorldSize, layout: &FlatLayout) -> Self {
+        let t: ActionTuple = action.into();
+        // Sizes are far below 2^63 cells, so these do not overflow.
+        let column = (size.height * size.depth) as i64;
+        let depth = size.depth as i64;
+        let within = t.location.rem_euclid(column);
         Self(
-            action.kind.id(),
-            c.x,
-            c.y,
-            c.z,
-            action.block.0,
-            layout.flat(action).map(|f| f as u32),
+            t.type_id,
+            t.location.div_euclid(column),
+            within / depth,
+            within % depth,
+            t.block,
+            layout.flat_tuple(t).ok().map(|f| f as u32),
         )
     }
 
-    /// The action type id (0 NOOP ... 9 GIVE_BLOCK).
-    pub fn type_id(&self) -> u8 {
+    /// The action type id (0 NOOP ... 9 GIVE_BLOCK; any other is a no-op).
+    pub fn type_id(&self) -> i64 {
         self.0
     }
 
-    /// The simulator's action, checked against the world size (the flat index is
-    /// checked separately, against the layout).
-    pub fn to_action(&self, size: WorldSize) -> Result<Action, String> {
-        let kind = ActionType::from_id(i64::from(self.0))
-            .ok_or_else(|| format!("action type {} is not one of 0..=9", self.0))?;
-        let cell = Cell::new(self.1, self.2, self.3);
-        if !size.contains(cell) {
+    /// The tuple, for a world of `size` (the flat index is checked separately,
+    /// against the layout). `y` and `z` must be in range, so each tuple has one
+    /// record.
+    pub fn to_tuple(&self, size: WorldSize) -> Result<ActionTuple, String> {
+        let Self(type_id, x, y, z, block, _) = *self;
+        let (height, depth) = (size.height as i64, size.depth as i64);
+        if !(0..height).contains(&y) || !(0..depth).contains(&z) {
             return Err(format!(
-                "cell [{}, {}, {}] is outside the {size} world",
-                self.1, self.2, self.3
+                "cell [{x}, {y}, {z}]: y and z must be inside the {size} world"
             ));
         }
-        if usize::from(self.4) >= NUM_BLOCKS {
-            return Err(format!("block id {} is not one of 0..=9", self.4));
-        }
-        Ok(Action::new(kind, size.index(cell), BlockId(self.4)))
+        let location = x
+            .checked_mul(height)
+            .and_then(|v| v.checked_add(y))
+            .and_then(|v| v.checked_mul(depth))
+            .and_then(|v| v.checked_add(z))
+            .ok_or_else(|| format!("cell [{x}, {y}, {z}]: the location index overflows"))?;
+        Ok(ActionTuple::new(type_id, location, block))
+    }
+
+    /// The simulator's typed action: a known type, a cell inside the world and a
+    /// block id in 0..=9.
+    pub fn to_action(&self, size: WorldSize) -> Result<Action, String> {
+        self.to_tuple(size)?
+            .to_action(size)
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -161,6 +181,64 @@ mod tests {
         assert_eq!(rfc3339_utc(t), "2023-07-18T22:41:38.003Z");
         assert_eq!(parse_iso_utc("1970-01-01T00:00:00Z"), Some(0.0));
         assert_eq!(rfc3339_utc(951_782_400.0), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn every_tuple_has_a_record() {
+        use crate::sim::config::Abilities;
+        let size = WorldSize::new(5, 6, 7);
+        let layout = FlatLayout::new(
+            size,
+            Abilities {
+                teleportation: false,
+                flying: true,
+                inf_blocks: false,
+            },
+        );
+        for raw in [
+            [1, 0, 2],
+            [9, 209, 9],
+            [10, 17, 3],
+            [-5, 100, -1],
+            [2, 210, 300],
+            [0, -1, 0],
+            [99, -43, 1000],
+        ] {
+            let t = ActionTuple::from(raw);
+            let rec = ActionRecord::new(t, size, &layout);
+            assert_eq!(rec.to_tuple(size), Ok(t), "{rec:?}");
+            let text = serde_json::to_string(&rec).unwrap();
+            let back: ActionRecord = serde_json::from_str(&text).unwrap();
+            assert_eq!(back, rec);
+        }
+        // In the world, the location is the cell.
+        let rec = ActionRecord::new(ActionTuple::new(1, (2 * 6 + 3) * 7 + 4, 5), size, &layout);
+        assert_eq!(
+            rec,
+            ActionRecord(
+                1,
+                2,
+                3,
+                4,
+                5,
+                layout
+                    .flat_tuple(ActionTuple::new(1, 109, 5))
+                    .ok()
+                    .map(|f| f as u32)
+            )
+        );
+        assert!(rec.5.is_some());
+        assert_eq!(
+            ActionRecord::new(ActionTuple::new(10, 0, 0), size, &layout).5,
+            None
+        );
+        assert!(ActionRecord(0, 0, 6, 0, 0, None).to_tuple(size).is_err());
+        assert!(
+            ActionRecord(0, i64::MAX, 0, 0, 0, None)
+                .to_tuple(size)
+                .is_err()
+        );
+        assert!(ActionRecord(10, 0, 0, 0, 0, None).to_action(size).is_err());
     }
 
     #[test]

@@ -355,16 +355,7 @@ pub fn convert_human_episode(
              raw: &[i64; 6]|
              -> Result<(crate::sim::action::Action, ActionRecord), RecordingError> {
                 let [ty, x, y, z, b, flat] = *raw;
-                let narrow =
-                    |v: i64| i32::try_from(v).map_err(|_| bad(line, field, format!("{raw:?}")));
-                let rec = ActionRecord(
-                    u8::try_from(ty).map_err(|_| bad(line, field, format!("{raw:?}")))?,
-                    narrow(x)?,
-                    narrow(y)?,
-                    narrow(z)?,
-                    u8::try_from(b).map_err(|_| bad(line, field, format!("{raw:?}")))?,
-                    None,
-                );
+                let rec = ActionRecord(ty, x, y, z, b, None);
                 let action = rec.to_action(size).map_err(|m| bad(line, field, m))?;
                 let rec = ActionRecord::new(action, size, &layout);
                 // The source writes 0 for types outside the flat space.

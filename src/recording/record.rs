@@ -7,7 +7,7 @@ use super::header::{Header, PlayerEntry, Source};
 use super::state::{StateView, grid_record, initial_record, state_hash};
 use super::step::{PlayerInfo, StepRecord};
 use crate::eval::metrics;
-use crate::sim::action::Action;
+use crate::sim::action::ActionTuple;
 use crate::sim::env::{Env, StepInfo, StepOutcome};
 
 /// How much of the state each step line carries.
@@ -62,8 +62,14 @@ impl EpisodeRecorder {
         (recorder, header)
     }
 
-    /// The record of the step just taken with `actions`, with wall-clock time now.
-    pub fn step(&mut self, env: &Env, actions: &[Action], outcome: &StepOutcome) -> StepRecord {
+    /// The record of the step just taken with `actions` (typed actions or tuples),
+    /// with wall-clock time now.
+    pub fn step<A: Copy + Into<ActionTuple>>(
+        &mut self,
+        env: &Env,
+        actions: &[A],
+        outcome: &StepOutcome,
+    ) -> StepRecord {
         let size = env.size();
         let layout = env.layout();
         self.infos.push(outcome.infos.clone());
@@ -87,7 +93,7 @@ impl EpisodeRecorder {
             e: outcome
                 .infos
                 .iter()
-                .map(|i| ActionRecord::new(i.action, size, layout))
+                .map(|i| ActionRecord::new(i.action_tuple(), size, layout))
                 .collect(),
             r: outcome.rewards.iter().map(|&r| Float(r)).collect(),
             done: outcome.done,

@@ -55,7 +55,10 @@ impl EpisodeStats {
         let mut total_rewards = vec![0.0; n];
         for s in &rec.steps {
             for (p, a) in s.a.iter().enumerate() {
-                if let Some(c) = actions[p].get_mut(usize::from(a.type_id())) {
+                if let Some(c) = usize::try_from(a.type_id())
+                    .ok()
+                    .and_then(|i| actions[p].get_mut(i))
+                {
                     *c += 1;
                 }
                 total_rewards[p] += s.r[p].0;

@@ -175,10 +175,10 @@ pub fn verify_into(
             .a
             .iter()
             .enumerate()
-            .map(|(p, a)| a.to_action(size).map_err(|m| err(format!("a[{p}]"), m)))
+            .map(|(p, a)| a.to_tuple(size).map_err(|m| err(format!("a[{p}]"), m)))
             .collect::<Result<Vec<_>, _>>()?;
         for (p, (a, rec_a)) in actions.iter().zip(&step.a).enumerate() {
-            let flat = env.layout().flat(*a).map(|f| f as u32);
+            let flat = env.layout().flat_tuple(*a).ok().map(|f| f as u32);
             if flat != rec_a.5 {
                 out.push(
                     line,
@@ -190,8 +190,11 @@ pub fn verify_into(
             }
         }
         let outcome = env
-            .step(&actions)
-            .map_err(|e| err("a".into(), e.to_string()))?
+            .step_tuples(&actions)
+            .map_err(|e| {
+                let field = e.player().map_or("a".into(), |p| format!("a[{}]", p.0));
+                err(field, e.to_string())
+            })?
             .clone();
         for p in 0..n {
             if step.r[p] != Float(outcome.rewards[p]) {
@@ -203,7 +206,7 @@ pub fn verify_into(
                     Float(outcome.rewards[p]).to_string(),
                 );
             }
-            let e = ActionRecord::new(outcome.infos[p].action, size, env.layout());
+            let e = ActionRecord::new(outcome.infos[p].action_tuple(), size, env.layout());
             if step.e[p] != e {
                 out.push(
                     line,

@@ -1,4 +1,11 @@
 //! Actions: the ten action types, action tuples and the flat action encoding.
+//!
+//! An action has two types. [`ActionTuple`] is what the env accepts: any three integers, as the reference's
+//! `step` does (ENV_SPEC 4.1), kept as given so `attempted_action` can echo them.
+//! [`Action`] is a tuple whose type is one of the ten and whose fields are in range:
+//! what agents, masks, networks and the flat layout produce and consume. An unknown
+//! type therefore exists only as an `ActionTuple`; the env treats it as the reference
+//! does (see [`super::env::Env::step_tuples`]).
 
 use std::fmt;
 
@@ -135,9 +142,9 @@ impl fmt::Display for ActionType {
     }
 }
 
-/// An action tuple `(action_type, location_index, block_id)`, validated against a
-/// world size. Fields a type does not use are kept (the env echoes them in
-/// `attempted_action`) but ignored.
+/// An action tuple `(action_type, location_index, block_id)` with a known type and
+/// fields in range for a world size. Fields a type does not use are kept (they are
+/// part of the tuple) but ignored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Action {
     /// What to do.
@@ -148,12 +155,112 @@ pub struct Action {
     pub block: BlockId,
 }
 
-/// An action tuple that no environment of this size can take.
+/// An action tuple as given to the env: `(action_type, location_index, block_id)`,
+/// any three integers. Nothing is checked here: the env decides what each field
+/// means for the type (ENV_SPEC 4.1) and echoes the tuple in
+/// [`super::env::StepInfo::attempted_action`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ActionTuple {
+    /// The action type id; 0..=9 are the [`ActionType`]s, any other is a no-op.
+    pub type_id: i64,
+    /// The location index, `(x*H + y)*D + z`.
+    pub location: i64,
+    /// The block id.
+    pub block: i64,
+}
+
+impl ActionTuple {
+    /// The no-op `(0, 0, 0)`.
+    pub const NOOP: Self = Self::new(0, 0, 0);
+
+    /// A tuple from its fields.
+    pub const fn new(type_id: i64, location: i64, block: i64) -> Self {
+        Self {
+            type_id,
+            location,
+            block,
+        }
+    }
+
+    /// The fields as an array.
+    pub const fn to_array(self) -> [i64; 3] {
+        [self.type_id, self.location, self.block]
+    }
+
+    /// The action type, `None` for an id outside 0..=9.
+    pub fn kind(self) -> Option<ActionType> {
+        ActionType::from_id(self.type_id)
+    }
+
+    /// The location decoded for a world size. Every tuple the env decodes goes
+    /// through this, whatever its type: the reference's `MbagAction` calls
+    /// `np.unravel_index` in its constructor, which raises for an index outside the
+    /// world.
+    pub fn cell_index(self, size: WorldSize) -> Result<CellIndex, ActionError> {
+        u32::try_from(self.location)
+            .ok()
+            .filter(|&i| (i as usize) < size.num_cells())
+            .map(CellIndex)
+            .ok_or(ActionError::LocationOutOfRange {
+                index: self.location,
+                size,
+            })
+    }
+
+    /// The block id, `None` outside 0..=9.
+    pub fn block_id(self) -> Option<BlockId> {
+        u8::try_from(self.block)
+            .ok()
+            .filter(|&b| usize::from(b) < NUM_BLOCKS)
+            .map(BlockId)
+    }
+
+    /// The typed action: a known type, a location in the world and a block id in
+    /// 0..=9 (also in a field the type does not use, so the action gives this
+    /// tuple back).
+    pub fn to_action(self, size: WorldSize) -> Result<Action, ActionError> {
+        let kind = self.kind().ok_or(ActionError::UnknownType(self.type_id))?;
+        let location = self.cell_index(size)?;
+        let block = self
+            .block_id()
+            .ok_or(ActionError::UnknownBlock(self.block))?;
+        Ok(Action::new(kind, location, block))
+    }
+}
+
+impl From<[i64; 3]> for ActionTuple {
+    fn from([type_id, location, block]: [i64; 3]) -> Self {
+        Self::new(type_id, location, block)
+    }
+}
+
+impl From<ActionTuple> for [i64; 3] {
+    fn from(t: ActionTuple) -> Self {
+        t.to_array()
+    }
+}
+
+impl From<Action> for ActionTuple {
+    fn from(a: Action) -> Self {
+        Self::from(a.to_tuple())
+    }
+}
+
+impl fmt::Display for ActionTuple {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "({}, {}, {})", self.type_id, self.location, self.block)
+    }
+}
+
+/// An action tuple that is not a typed [`Action`] (or has no flat index).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ActionError {
     /// The action type is not 0..=9.
     #[error("action type {0} is not one of 0..=9")]
     UnknownType(i64),
+    /// The config disables the type, so it has no flat index.
+    #[error("action type {0} is disabled in this config and has no flat index")]
+    Disabled(ActionType),
     /// The location index is outside the world (the reference fails in `unravel_index`).
     #[error("location index {index} is outside a {size} world (0..{})", size.num_cells())]
     LocationOutOfRange {
@@ -192,17 +299,9 @@ impl Action {
         }
     }
 
-    /// Validates a raw tuple against a world size.
+    /// Validates a raw tuple against a world size ([`ActionTuple::to_action`]).
     pub fn from_tuple(tuple: [i64; 3], size: WorldSize) -> Result<Self, ActionError> {
-        let [t, loc, block] = tuple;
-        let kind = ActionType::from_id(t).ok_or(ActionError::UnknownType(t))?;
-        if loc < 0 || loc as u64 >= size.num_cells() as u64 {
-            return Err(ActionError::LocationOutOfRange { index: loc, size });
-        }
-        if !(0..NUM_BLOCKS as i64).contains(&block) {
-            return Err(ActionError::UnknownBlock(block));
-        }
-        Ok(Self::new(kind, CellIndex(loc as u32), BlockId(block as u8)))
+        ActionTuple::from(tuple).to_action(size)
     }
 
     /// The raw tuple.
@@ -224,6 +323,7 @@ impl Action {
 /// in type order (ENV_SPEC section 4.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FlatLayout {
+    size: WorldSize,
     num_cells: usize,
     offsets: [Option<usize>; 10],
     len: usize,
@@ -242,6 +342,7 @@ impl FlatLayout {
             }
         }
         Self {
+            size,
             num_cells,
             offsets,
             len,
@@ -297,6 +398,37 @@ impl FlatLayout {
             1
         };
         Some(offset + block * cells + loc)
+    }
+
+    /// The flat index of a tuple (unused fields taken as 0, ENV_SPEC 4.2). Tuples
+    /// outside the flat space are rejected: an unknown or disabled type, or a used
+    /// field out of range.
+    pub fn flat_tuple(&self, tuple: ActionTuple) -> Result<usize, ActionError> {
+        let kind = tuple
+            .kind()
+            .ok_or(ActionError::UnknownType(tuple.type_id))?;
+        let offset = self.offset(kind).ok_or(ActionError::Disabled(kind))?;
+        let loc = if kind.uses_location() {
+            tuple.cell_index(self.size)?.get()
+        } else {
+            0
+        };
+        let block = if kind.uses_block() {
+            usize::from(
+                tuple
+                    .block_id()
+                    .ok_or(ActionError::UnknownBlock(tuple.block))?
+                    .0,
+            )
+        } else {
+            0
+        };
+        let cells = if kind.uses_location() {
+            self.num_cells
+        } else {
+            1
+        };
+        Ok(offset + block * cells + loc)
     }
 
     /// The action of a flat index, with 0 in unused fields.
@@ -374,6 +506,72 @@ mod tests {
         assert_eq!(
             Action::from_tuple([1, 0, 10], s),
             Err(ActionError::UnknownBlock(10))
+        );
+        assert!(matches!(
+            Action::from_tuple([0, -1, 0], s),
+            Err(ActionError::LocationOutOfRange { index: -1, .. })
+        ));
+    }
+
+    #[test]
+    fn tuples_keep_any_integers() {
+        let s = WorldSize::new(5, 6, 5);
+        for raw in [[10, 3, 4], [i64::MAX, 0, 0], [-1, -7, 300], [2, 149, -1]] {
+            let t = ActionTuple::from(raw);
+            assert_eq!(t.to_array(), raw);
+            assert_eq!(
+                t.to_string(),
+                format!("({}, {}, {})", raw[0], raw[1], raw[2])
+            );
+        }
+        assert_eq!(ActionTuple::new(10, 0, 0).kind(), None);
+        assert_eq!(ActionTuple::new(-3, 0, 0).kind(), None);
+        assert_eq!(
+            ActionTuple::new(9, 0, 0).kind(),
+            Some(ActionType::GiveBlock)
+        );
+        assert_eq!(
+            ActionTuple::new(0, 149, 0).cell_index(s),
+            Ok(CellIndex(149))
+        );
+        assert!(ActionTuple::new(0, 150, 0).cell_index(s).is_err());
+        assert!(ActionTuple::new(0, i64::MIN, 0).cell_index(s).is_err());
+        assert_eq!(ActionTuple::new(1, 0, 9).block_id(), Some(BlockId::WOOL));
+        assert_eq!(ActionTuple::new(1, 0, 266).block_id(), None);
+        let a = Action::new(ActionType::BreakBlock, CellIndex(17), BlockId::DIRT);
+        assert_eq!(ActionTuple::from(a).to_action(s), Ok(a));
+    }
+
+    #[test]
+    fn flat_indices_of_tuples() {
+        let s = WorldSize::new(6, 6, 6);
+        let layout = FlatLayout::new(s, abilities(false, false));
+        for flat in 0..layout.len() {
+            let t = ActionTuple::from(layout.action(flat).unwrap());
+            assert_eq!(layout.flat_tuple(t), Ok(flat));
+        }
+        // Unused fields are taken as 0, whatever they hold.
+        assert_eq!(
+            layout.flat_tuple(ActionTuple::new(2, 5, 300)),
+            Ok(layout.offset(ActionType::BreakBlock).unwrap() + 5)
+        );
+        assert_eq!(layout.flat_tuple(ActionTuple::new(0, -4, -4)), Ok(0));
+        assert_eq!(
+            layout.flat_tuple(ActionTuple::new(10, 0, 0)),
+            Err(ActionError::UnknownType(10))
+        );
+        assert_eq!(
+            layout.flat_tuple(ActionTuple::new(1, 0, 10)),
+            Err(ActionError::UnknownBlock(10))
+        );
+        assert!(matches!(
+            layout.flat_tuple(ActionTuple::new(9, 216, 2)),
+            Err(ActionError::LocationOutOfRange { index: 216, .. })
+        ));
+        let teleport = FlatLayout::new(s, abilities(true, true));
+        assert_eq!(
+            teleport.flat_tuple(ActionTuple::new(3, 0, 0)),
+            Err(ActionError::Disabled(ActionType::MovePosX))
         );
     }
 }

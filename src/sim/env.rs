@@ -1,7 +1,38 @@
 //! The environment: reset and step, orchestrating the rules of the other modules
 //! (ENV_SPEC sections 3, 5, 7 and 8).
+//!
+//! # Tuples the reference does not expect
+//!
+//! The env takes any [`ActionTuple`] and treats it as the reference's `step` does:
+//!
+//! - An action type outside 0..=9 falls through every branch of `_step_player`: a
+//!   no-op with the no-op reward, `attempted_action` the tuple as given, `action`
+//!   NOOP, nothing else touched (no block, position, inventory or last-interacted
+//!   change; it is not a GIVE, so it is processed after the GIVEs).
+//! - Fields a type does not use are ignored whatever they hold, and echoed in
+//!   `attempted_action` and, when the action took effect, `action`.
+//! - A location index outside the world is an error
+//!   ([`StepError::LocationOutOfRange`]) for every type, NOOP and unknown types
+//!   included, as the reference's `MbagAction` decodes it with `np.unravel_index`,
+//!   which raises. A player who does not act this step (`timestep_skip`) is not
+//!   checked: the reference replaces the tuple by `(0, 0, 0)` before decoding it.
+//! - A PLACE or GIVE whose block id is outside 0..=9 is a no-op wherever the
+//!   reference makes it one (the inventory holds none of it, or it is not a
+//!   placeable block), and an error ([`StepError::BlockOutOfRange`]) where the
+//!   reference would corrupt its state or raise, a deliberate difference:
+//!   a human's PLACE in walking mode with infinite blocks is written into the
+//!   reference's `uint8` grid without any check (numpy 1.21 wraps it to a byte, so
+//!   most ids become blocks outside the table; mbag refuses every such tuple, even
+//!   one whose target holds another player and would be a no-op there), and an AI's
+//!   GIVE to another player in reach indexes the giver's per-block counts with the
+//!   id (`IndexError`, or for -10..=-1 Python's negative indexing, which reads
+//!   another block's count and, when it is 0, writes the id into an empty slot of
+//!   the recipient's inventory).
+//!
+//! Every check is made before anything changes, so a step that fails leaves the
+//! env as it was (the reference raises part-way through its step).
 
-use super::action::{Action, ActionType, FlatLayout};
+use super::action::{Action, ActionTuple, ActionType, FlatLayout};
 use super::block::{BlockId, Blocks};
 use super::config::{Config, RewardValues};
 use super::coords::{Cell, CellIndex, PlayerId, PlayerPos, WorldSize};
@@ -30,9 +61,11 @@ pub struct StepInfo {
     pub own_reward: f64,
     /// The player's `own_reward_prop` now.
     pub own_reward_prop: f64,
-    /// The action processed (after timestep_skip replacement).
-    pub attempted_action: Action,
-    /// The action that took effect: `attempted_action`, or NOOP if it did nothing.
+    /// The tuple processed, as given (NOOP for a player skipped by `timestep_skip`).
+    pub attempted_action: ActionTuple,
+    /// The action that took effect: NOOP if the attempt did nothing, otherwise
+    /// `attempted_action` typed, with a field its type does not use read as 0 when
+    /// out of range. [`StepInfo::action_tuple`] is the reference's `action`.
     pub action: Action,
     /// A successful place/break that moved the world towards the goal.
     pub action_correct: bool,
@@ -47,9 +80,19 @@ impl StepInfo {
             goal_independent_reward: 0.0,
             own_reward: 0.0,
             own_reward_prop,
-            attempted_action: Action::NOOP,
+            attempted_action: ActionTuple::NOOP,
             action: Action::NOOP,
             action_correct: false,
+        }
+    }
+
+    /// The reference's `info["action"]`: `attempted_action` as given if it took
+    /// effect, else `(0, 0, 0)`.
+    pub fn action_tuple(&self) -> ActionTuple {
+        if self.action.kind == ActionType::Noop {
+            ActionTuple::NOOP
+        } else {
+            self.attempted_action
         }
     }
 }
@@ -80,7 +123,7 @@ pub struct StepOutcome {
     pub infos: Vec<StepInfo>,
 }
 
-/// A step that cannot be taken.
+/// A step that cannot be taken. The env is left as it was.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum StepError {
     /// One action per player is required.
@@ -91,6 +134,64 @@ pub enum StepError {
         /// Number of actions given.
         got: usize,
     },
+    /// A location index outside the world (the reference's `np.unravel_index`
+    /// raises), whatever the action type.
+    #[error(
+        "player {player}'s action {action}: location index {} is outside the {size} world (0..{})",
+        action.location,
+        size.num_cells()
+    )]
+    LocationOutOfRange {
+        /// Who acted.
+        player: PlayerId,
+        /// The tuple as given.
+        action: ActionTuple,
+        /// The world size.
+        size: WorldSize,
+    },
+    /// A PLACE or GIVE with a block id outside 0..=9 where the reference would
+    /// corrupt its state or raise (see the module docs).
+    #[error(
+        "player {player}'s action {action}: block id {} is not one of 0..=9, and {use_}",
+        action.block
+    )]
+    BlockOutOfRange {
+        /// Who acted.
+        player: PlayerId,
+        /// The tuple as given.
+        action: ActionTuple,
+        /// What the reference would do with the id.
+        use_: UnsafeBlockUse,
+    },
+}
+
+impl StepError {
+    /// The player whose tuple was refused, if the error is about one.
+    pub fn player(&self) -> Option<PlayerId> {
+        match self {
+            Self::WrongActionCount { .. } => None,
+            Self::LocationOutOfRange { player, .. } | Self::BlockOutOfRange { player, .. } => {
+                Some(*player)
+            }
+        }
+    }
+}
+
+/// Where the reference would use an out-of-range block id unchecked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum UnsafeBlockUse {
+    /// A human's PLACE in walking mode with infinite blocks.
+    #[error(
+        "a human's place in walking mode with infinite blocks would write it into the world \
+         unchecked"
+    )]
+    HumanPlace,
+    /// An AI's GIVE to another player within reach.
+    #[error(
+        "a give from an AI player to another player in reach would index the giver's block \
+         counts with it"
+    )]
+    Give,
 }
 
 /// Two players' markers landed on one cell of an observation.
@@ -453,8 +554,23 @@ impl Env {
             .collect()
     }
 
-    /// Takes one step with one action per player.
+    /// Takes one step with one action per player. A typed action is always
+    /// accepted, so the only error is a wrong number of actions.
     pub fn step(&mut self, actions: &[Action]) -> Result<&StepOutcome, StepError> {
+        self.step_any(actions)
+    }
+
+    /// Takes one step with one tuple per player, any integers, as the reference's
+    /// `step` does (see the module docs for tuples outside the ten types or out of
+    /// range).
+    pub fn step_tuples(&mut self, actions: &[ActionTuple]) -> Result<&StepOutcome, StepError> {
+        self.step_any(actions)
+    }
+
+    fn step_any<A: Copy + Into<ActionTuple>>(
+        &mut self,
+        actions: &[A],
+    ) -> Result<&StepOutcome, StepError> {
         let n = self.num_players();
         if actions.len() != n {
             return Err(StepError::WrongActionCount {
@@ -462,22 +578,28 @@ impl Env {
                 got: actions.len(),
             });
         }
+        for (p, &a) in actions.iter().enumerate() {
+            if self.acts_now(p) {
+                self.check_tuple(p, a.into())?;
+            }
+        }
         if let Some(trace) = &mut self.trace {
             trace.clear();
         }
-        // GIVE actions go first; otherwise players act in index order.
+        // GIVE actions go first; otherwise players act in index order. Like the
+        // reference, this looks at the tuple even of a player who does not act.
         let mut order = std::mem::take(&mut self.order);
         order.clear();
-        for gives in [true, false] {
-            order.extend((0..n).filter(|&p| (actions[p].kind == ActionType::GiveBlock) == gives));
+        let gives = |p: usize| actions[p].into().kind() == Some(ActionType::GiveBlock);
+        for first in [true, false] {
+            order.extend((0..n).filter(|&p| gives(p) == first));
         }
         let mut total_reward = 0.0;
         for &p in &order {
-            let skip = u64::from(self.config.players[p].timestep_skip);
-            let action = if self.state.timestep.is_multiple_of(skip) {
-                actions[p]
+            let action = if self.acts_now(p) {
+                actions[p].into()
             } else {
-                Action::NOOP
+                ActionTuple::NOOP
             };
             let info = self.step_player(p, action);
             total_reward += info.own_reward;
@@ -515,6 +637,54 @@ impl Env {
         Ok(&self.outcome)
     }
 
+    /// Whether player `p` acts this timestep (`timestep_skip`).
+    fn acts_now(&self, p: usize) -> bool {
+        let skip = u64::from(self.config.players[p].timestep_skip);
+        self.state.timestep.is_multiple_of(skip)
+    }
+
+    /// The checks of a tuple made before the step changes anything (module docs).
+    fn check_tuple(&self, p: usize, action: ActionTuple) -> Result<(), StepError> {
+        let player = PlayerId(p);
+        let location = action
+            .cell_index(self.size)
+            .map_err(|_| StepError::LocationOutOfRange {
+                player,
+                action,
+                size: self.size,
+            })?;
+        if action.block_id().is_some() {
+            return Ok(());
+        }
+        let abilities = self.config.abilities;
+        let is_human = self.config.players[p].is_human;
+        let unsafe_use = match action.kind() {
+            Some(ActionType::PlaceBlock)
+                if is_human && abilities.inf_blocks && !abilities.teleportation =>
+            {
+                Some(UnsafeBlockUse::HumanPlace)
+            }
+            // GIVEs are processed before anything moves, so the positions now are
+            // the ones the give will see.
+            Some(ActionType::GiveBlock)
+                if !is_human
+                    && !abilities.inf_blocks
+                    && self.give_recipient(p, self.size.cell(location)).is_some() =>
+            {
+                Some(UnsafeBlockUse::Give)
+            }
+            _ => None,
+        };
+        match unsafe_use {
+            Some(use_) => Err(StepError::BlockOutOfRange {
+                player,
+                action,
+                use_,
+            }),
+            None => Ok(()),
+        }
+    }
+
     fn is_done(&self) -> bool {
         let mut done = self.state.timestep >= self.config.horizon;
         if self.config.terminate_on_goal_completion {
@@ -544,15 +714,41 @@ impl Env {
         }
     }
 
-    fn step_player(&mut self, p: usize, action: Action) -> StepInfo {
+    /// The typed action the env carries out for a checked tuple, `None` for a
+    /// no-op: an unknown type, or a PLACE or GIVE whose block id is outside 0..=9
+    /// (no inventory holds such a block and none is placeable, so the reference's
+    /// checks fail; `check_tuple` refused the cases it does not check). An unused
+    /// field out of range is read as air.
+    fn resolve(&self, tuple: ActionTuple) -> Option<Action> {
+        let kind = tuple.kind()?;
+        let location = tuple.cell_index(self.size).ok()?;
+        let block = match tuple.block_id() {
+            Some(block) => block,
+            None if kind.uses_block() => return None,
+            None => BlockId::AIR,
+        };
+        Some(Action::new(kind, location, block))
+    }
+
+    fn step_player(&mut self, p: usize, tuple: ActionTuple) -> StepInfo {
         let rewards = self.rewards[p];
         let mut goal_dependent = 0.0;
         let mut goal_independent = 0.0;
         let mut action_correct = false;
         let abilities = self.config.abilities;
-        let noop = match action.kind {
-            ActionType::Noop => true,
-            ActionType::PlaceBlock | ActionType::BreakBlock => {
+        let resolved = self.resolve(tuple);
+        let noop = match resolved {
+            None
+            | Some(Action {
+                kind: ActionType::Noop,
+                ..
+            }) => true,
+            Some(
+                action @ Action {
+                    kind: ActionType::PlaceBlock | ActionType::BreakBlock,
+                    ..
+                },
+            ) => {
                 let cell = action.cell(self.size);
                 let prev = self.state.blocks.id_at(action.location);
                 let palette_break = action.kind == ActionType::BreakBlock
@@ -583,9 +779,16 @@ impl Env {
                 }
                 noop
             }
-            kind if kind.is_move() => abilities.teleportation || !self.try_move(p, kind),
-            ActionType::GiveBlock => abilities.inf_blocks || self.give(p, action) == 0,
-            _ => unreachable!("every action type is handled above"),
+            Some(Action { kind, .. }) if kind.is_move() => {
+                abilities.teleportation || !self.try_move(p, kind)
+            }
+            Some(
+                action @ Action {
+                    kind: ActionType::GiveBlock,
+                    ..
+                },
+            ) => abilities.inf_blocks || self.give(p, action) == 0,
+            Some(_) => unreachable!("every action type is handled above"),
         };
         goal_independent += if noop { rewards.noop } else { rewards.action };
         StepInfo {
@@ -595,8 +798,11 @@ impl Env {
             goal_independent_reward: goal_independent,
             own_reward: goal_dependent + goal_independent,
             own_reward_prop: rewards.own_reward_prop,
-            attempted_action: action,
-            action: if noop { Action::NOOP } else { action },
+            attempted_action: tuple,
+            action: match resolved {
+                Some(action) if !noop => action,
+                _ => Action::NOOP,
+            },
             action_correct: action_correct && !noop,
         }
     }
@@ -789,30 +995,37 @@ impl Env {
         true
     }
 
-    /// Gives blocks; returns how many moved (0 = no-op) (ENV_SPEC 5.5).
-    fn give(&mut self, giver: usize, action: Action) -> i32 {
-        let cell = action.cell(self.size);
+    /// The player a GIVE by `giver` to `cell` reaches: an AI in walking mode must be
+    /// within one cell of it, and the first player whose feet are there must not be
+    /// the giver.
+    fn give_recipient(&self, giver: usize, cell: Cell) -> Option<usize> {
         let recipient_pos = PlayerPos::centred_in(cell);
-        let giver_is_human = self.config.players[giver].is_human;
         let g = self.state.player_positions[giver];
-        if !giver_is_human
+        if !self.config.players[giver].is_human
             && !self.config.abilities.teleportation
             && ((g.x - recipient_pos.x).abs() > 1.0
                 || (g.y - recipient_pos.y).abs() > 1.0
                 || (g.z - recipient_pos.z).abs() > 1.0)
         {
-            return 0;
+            return None;
         }
-        let Some(recipient) = self.state.player_positions.iter().position(|q| {
-            (q.x - recipient_pos.x).abs() < 0.5
-                && (q.y - recipient_pos.y).abs() < 0.5
-                && (q.z - recipient_pos.z).abs() < 0.5
-        }) else {
+        self.state
+            .player_positions
+            .iter()
+            .position(|q| {
+                (q.x - recipient_pos.x).abs() < 0.5
+                    && (q.y - recipient_pos.y).abs() < 0.5
+                    && (q.z - recipient_pos.z).abs() < 0.5
+            })
+            .filter(|&recipient| recipient != giver)
+    }
+
+    /// Gives blocks; returns how many moved (0 = no-op) (ENV_SPEC 5.5).
+    fn give(&mut self, giver: usize, action: Action) -> i32 {
+        let Some(recipient) = self.give_recipient(giver, action.cell(self.size)) else {
             return 0;
         };
-        if recipient == giver {
-            return 0;
-        }
+        let giver_is_human = self.config.players[giver].is_human;
         let n = if giver_is_human {
             1
         } else {
@@ -968,3 +1181,6 @@ pub fn place_goal(size: WorldSize, structure: &Blocks, inf_blocks: bool) -> Bloc
     }
     goal
 }
+
+#[cfg(test)]
+mod tests;

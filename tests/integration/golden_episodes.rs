@@ -218,6 +218,24 @@ fn an_unknown_config_key_and_an_out_of_range_action_are_named() {
 }
 
 #[test]
+fn an_unknown_action_type_is_replayed_not_refused() {
+    // The reference accepts any type id as a no-op, so the replay takes the step;
+    // the file's flat index and infos for the original tuple then differ.
+    let m = tampered_mismatch(
+        "p01_hc_builder.jsonl.gz",
+        1,
+        "\"tuple\":[6,0,0]",
+        "\"tuple\":[10,0,0]",
+    );
+    assert_eq!(
+        (m.step, m.field.as_str()),
+        (Some(0), "actions[0].flat"),
+        "{m}"
+    );
+    assert_eq!(m.got, "None", "{m}");
+}
+
+#[test]
 fn a_tampered_reward_is_a_mismatch_at_its_step() {
     let dir = tempfile::tempdir().unwrap();
     let mut lines = sample_lines();

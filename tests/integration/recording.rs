@@ -270,3 +270,128 @@ fn the_writer_refuses_what_the_format_forbids() {
     let err = w.finish(rec.footer.as_ref().unwrap()).unwrap_err();
     assert!(err.to_string().contains("footer says"), "{err}");
 }
+
+/// A recording of tuples the reference accepts but no agent produces: unknown
+/// types, fields out of range that the type ignores, a block id out of range where
+/// it is a no-op, a skipped player's location outside the world.
+#[test]
+fn tuples_outside_the_ten_types_round_trip_and_verify() {
+    use mbag::recording::codec::ActionRecord;
+    use mbag::recording::header::{Controller, PlayerEntry, Role, Source, SourceKind};
+    use mbag::recording::{EndReason, EndRecord, EpisodeRecorder, Fsync, RecordingWriter};
+    use mbag::sim::action::ActionTuple;
+    use mbag::sim::coords::Cell;
+    use mbag::sim::env::Env;
+    use rand::SeedableRng;
+
+    let config = Config::from_json(&json!({
+        "num_players": 2,
+        "horizon": 100,
+        "world_size": [6, 6, 6],
+        "rewards": {"noop": -0.5, "action": 0.25, "place_wrong": -1},
+        "players": [{}, {"timestep_skip": 2}],
+        "abilities": {"teleportation": false, "flying": true, "inf_blocks": false},
+    }))
+    .unwrap();
+    let mut goals = GoalConfig::from_env("tutorial", &json!({}))
+        .unwrap()
+        .build()
+        .unwrap();
+    let mut env = Env::new(config);
+    env.reset(goals.as_mut(), &mut rand::rngs::StdRng::seed_from_u64(3))
+        .unwrap();
+    let size = env.size();
+    let at = |x, y, z| size.index(Cell::new(x, y, z)).get() as i64;
+    let outside = size.num_cells() as i64 + 1000;
+    let steps = [
+        [(10, 5, 300), (2, at(1, 1, 1), -7)],
+        [(-1, 0, 0), (1, outside, 2)],
+        [(1, at(2, 2, 2), 300), (i64::MAX, 3, 3)],
+        [(2, at(0, 1, 1), 77), (0, -4, 99)],
+        [(3, 0, -1), (i64::MIN, 0, i64::MIN)],
+    ];
+    let players = (0..2)
+        .map(|p| PlayerEntry {
+            index: p,
+            role: if p == 0 { Role::Human } else { Role::Assistant },
+            controller: Controller::Agent,
+            agent: None,
+            models: Vec::new(),
+            note: None,
+        })
+        .collect();
+    let source = Source {
+        kind: SourceKind::Simulated,
+        description: Some("odd tuples".into()),
+        origin: None,
+    };
+    let (mut recorder, header) = EpisodeRecorder::start(
+        &env,
+        "odd_tuples".into(),
+        source,
+        players,
+        SnapshotMode::ChangesAndHash,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("odd.jsonl");
+    let mut writer = RecordingWriter::create(&path, &header, Fsync::HeaderAndFooter).unwrap();
+    let mut took_effect = 0;
+    for step in steps {
+        let tuples = step.map(|(t, l, b)| ActionTuple::new(t, l, b));
+        let outcome = env.step_tuples(&tuples).unwrap().clone();
+        took_effect += outcome
+            .infos
+            .iter()
+            .filter(|i| i.action_tuple() != ActionTuple::NOOP)
+            .count();
+        writer
+            .append(&recorder.step(&env, &tuples, &outcome))
+            .unwrap();
+    }
+    assert!(
+        took_effect >= 2,
+        "the breaks with odd block ids took effect"
+    );
+    let end = EndRecord {
+        reason: EndReason::Truncated,
+        message: None,
+    };
+    writer.finish(&recorder.footer(&env, end)).unwrap();
+
+    let rec = Recording::read(&path).unwrap();
+    for (step, tuples) in rec.steps.iter().zip(steps) {
+        for (a, (t, l, b)) in step.a.iter().zip(tuples) {
+            assert_eq!(a.to_tuple(size), Ok(ActionTuple::new(t, l, b)), "{a:?}");
+        }
+    }
+    assert_eq!(rec.steps[0].a[0], ActionRecord(10, 0, 0, 5, 300, None));
+    assert_eq!(rec.steps[0].e[0], ActionRecord(0, 0, 0, 0, 0, Some(0)));
+    let report = verify(&rec, &mut |_, _| {}).unwrap();
+    assert!(report.passed(), "{:?}", report.mismatches);
+    assert_eq!(report.states_checked, steps.len());
+
+    // Turning the first unknown type into a move changes the position and the
+    // reward: the replay sees it.
+    let mut tampered = rec.clone();
+    tampered.steps[0].a[0] = ActionRecord(7, 0, 0, 0, 0, None);
+    let report = verify(&tampered, &mut |_, _| {}).unwrap();
+    assert!(!report.passed());
+
+    // A player who acts with a location outside the world is an error naming the
+    // line and the player's field.
+    let mut tampered = rec;
+    tampered.steps[2].a[1] = ActionRecord(1, 6, 0, 0, 2, None);
+    let err = verify(&tampered, &mut |_, _| {}).unwrap_err();
+    match &err {
+        RecordingError::Field {
+            line,
+            field,
+            message,
+            ..
+        } => {
+            assert_eq!((*line, field.as_str()), (4, "a[1]"), "{err}");
+            assert!(message.contains("location index 216 is outside"), "{err}");
+        }
+        other => panic!("expected a field error, got {other}"),
+    }
+}
