@@ -728,6 +728,7 @@ fn daemon(args: &DaemonBenchArgs) -> anyhow::Result<u8> {
         agent_address: "127.0.0.1".into(),
         timeouts: malmo_bridge::agent::Timeouts::default(),
         episode_id: "bench-daemon".into(),
+        start_from: None,
     };
     let factory = std::sync::Arc::new(StandardAgents::with_network(std::sync::Arc::new(
         ServiceAgents::new(DeviceChoice::Cpu, ServiceConfig::default()),
@@ -746,7 +747,7 @@ fn daemon(args: &DaemonBenchArgs) -> anyhow::Result<u8> {
         let (_stop_tx, stop) = tokio::sync::watch::channel(false);
         run_episode(
             settings,
-            goals.as_mut(),
+            Some(goals.as_mut()),
             factory,
             stop,
             EpisodeHooks::default(),

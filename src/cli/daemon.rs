@@ -194,7 +194,7 @@ pub struct WatchArgs {
     pub common: DaemonArgs,
 }
 
-fn parse_client(text: &str) -> Result<ClientAddr, String> {
+pub(crate) fn parse_client(text: &str) -> Result<ClientAddr, String> {
     let (host, port) = text
         .rsplit_once(':')
         .ok_or_else(|| format!("{text:?} is not HOST:PORT, e.g. 127.0.0.1:10000"))?;
@@ -407,17 +407,29 @@ fn run(
             ..Timeouts::default()
         },
         episode_id,
+        start_from: None,
     };
+    execute(settings, Some(goals.as_mut()), common.device, common.quiet)
+}
+
+/// Runs an episode on a fresh runtime with Ctrl-C handling and a progress bar,
+/// and prints where its recording went. Exit status 1 if it stopped early.
+pub(crate) fn execute(
+    settings: EpisodeSettings,
+    goals: Option<&mut dyn crate::sim::goal::GoalGenerator>,
+    device: DeviceChoice,
+    quiet: bool,
+) -> anyhow::Result<u8> {
+    let recording = settings.recording.clone();
+    let max_steps = settings.lockstep.max_steps;
     let factory = Arc::new(StandardAgents::with_network(Arc::new(ServiceAgents::new(
-        common.device,
+        device,
         ServiceConfig::default(),
     ))));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let quiet = common.quiet;
-    let max_steps = common.max_steps;
     let report = runtime.block_on(async move {
         let (stop_tx, stop) = watch::channel(false);
         tokio::spawn(async move {
@@ -435,7 +447,7 @@ fn run(
             }),
             on_emulator: None,
         };
-        run_episode(settings, goals.as_mut(), factory, stop, hooks).await
+        run_episode(settings, goals, factory, stop, hooks).await
     })?;
     runtime.shutdown_timeout(Duration::from_secs(2));
 

@@ -34,13 +34,16 @@ pub enum RecordingCommand {
     ///   mbag recording verify /tmp/human/*.jsonl
     #[command(verbatim_doc_comment)]
     Verify(VerifyArgs),
-    /// Replay one recording in the simulator, printing a progress line every N
-    /// steps and the final state.
+    /// Replay one recording: in the simulator (the default), printing a progress
+    /// line every N steps and the final state; or in Minecraft (--emulated, or
+    /// --client HOST:PORT per player), where every player's recorded actions are
+    /// carried out as commands, as agents' are in `mbag watch`, with a new
+    /// recording of the replay.
     ///
-    /// Replaying into the emulator or a live Minecraft comes with the daemon; this
-    /// command only drives the simulator.
-    ///
-    /// Example: mbag recording replay recordings/samples/tutorial_p01_2023-07-18_15-41-19.jsonl.gz --every 50
+    /// Examples:
+    ///   mbag recording replay recordings/samples/tutorial_p01_2023-07-18_15-41-19.jsonl.gz --every 50
+    ///   mbag recording replay recordings/samples/simulated_lowest_block_pair_seed3.jsonl --emulated
+    #[command(verbatim_doc_comment)]
     Replay(ReplayArgs),
     /// Summarise recordings: episodes, steps, actions, goal %, durations.
     ///
@@ -83,6 +86,25 @@ pub struct ReplayArgs {
     /// Print a progress line every this many steps (0: only the end).
     #[arg(long, default_value_t = 100)]
     pub every: u64,
+    /// Replay in the in-process Minecraft emulator.
+    #[arg(long, conflicts_with = "clients")]
+    pub emulated: bool,
+    /// Replay in running Minecraft: a client's control address per player.
+    #[arg(long = "client", value_name = "HOST:PORT", value_parser = super::daemon::parse_client)]
+    pub clients: Vec<malmo_bridge::agent::ClientAddr>,
+    /// In Minecraft: seconds per step.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.8)]
+    pub step_period: f64,
+    /// In Minecraft: replay at most this many steps.
+    #[arg(long, value_name = "N")]
+    pub max_steps: Option<u64>,
+    /// In Minecraft: where the replay's own recording goes [default:
+    /// mbag-recordings/replay-<episode>.jsonl].
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// In Minecraft: where Minecraft clients reach this machine.
+    #[arg(long, value_name = "HOST", default_value = "127.0.0.1")]
+    pub agent_address: String,
 }
 
 /// Arguments of `mbag recording stats`.
@@ -227,6 +249,9 @@ fn run_verify(args: VerifyArgs) -> anyhow::Result<u8> {
 
 fn run_replay(args: ReplayArgs) -> anyhow::Result<u8> {
     let rec = Recording::read(&args.path)?;
+    if args.emulated || !args.clients.is_empty() {
+        return replay_in_minecraft(&rec, &args);
+    }
     println!(
         "replaying {} ({}, {} player(s), {} steps) in the simulator",
         rec.header.episode_id,
@@ -460,4 +485,62 @@ fn run_simulate(args: SimulateArgs) -> anyhow::Result<u8> {
     )?;
     println!("wrote {} ({steps} steps)", args.out.display());
     Ok(0)
+}
+
+/// `mbag recording replay --emulated | --client ...`.
+fn replay_in_minecraft(rec: &Recording, args: &ReplayArgs) -> anyhow::Result<u8> {
+    use crate::daemon::episode::{EpisodeSettings, Minecraft, Mode, replay_settings};
+    use crate::daemon::lockstep::LockstepSettings;
+
+    anyhow::ensure!(
+        args.step_period > 0.0 && args.step_period.is_finite(),
+        "--step-period must be a positive number of seconds"
+    );
+    let episode_id = format!("replay-{}", rec.header.episode_id);
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("mbag-recordings").join(format!("{episode_id}.jsonl")));
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let minecraft = if args.clients.is_empty() {
+        Minecraft::Emulated {
+            mod_flavour: malmo_bridge::mod_patch::ModFlavour::Stock,
+        }
+    } else {
+        Minecraft::Clients(args.clients.clone())
+    };
+    let base = EpisodeSettings {
+        mode: Mode::Watch,
+        config: crate::sim::config::Config::from_json(&rec.header.config)?,
+        seats: Vec::new(),
+        seed: 0,
+        minecraft,
+        recording: out,
+        fsync: crate::recording::Fsync::HeaderAndFooter,
+        lockstep: LockstepSettings {
+            step_period: std::time::Duration::from_secs_f64(args.step_period),
+            max_steps: args.max_steps,
+            ..LockstepSettings::default()
+        },
+        agent_address: args.agent_address.clone(),
+        timeouts: malmo_bridge::agent::Timeouts::default(),
+        episode_id,
+        start_from: None,
+    };
+    let settings = replay_settings(rec, base)?;
+    println!(
+        "replaying {} ({} steps, {} player(s)) in {}",
+        rec.header.episode_id,
+        settings.lockstep.max_steps.unwrap_or(0),
+        settings.config.num_players,
+        if args.clients.is_empty() {
+            "emulated Minecraft"
+        } else {
+            "Minecraft"
+        }
+    );
+    // The start comes from the recording; no goal is generated.
+    super::daemon::execute(settings, None, crate::nn::DeviceChoice::Cpu, false)
 }

@@ -30,9 +30,11 @@ use crate::recording::header::{
 };
 use crate::recording::{EpisodeRecorder, Fsync, RecordingError, RecordingWriter, SnapshotMode};
 use crate::sim::action::Action;
+use crate::sim::block::Blocks;
 use crate::sim::config::Config;
 use crate::sim::env::Env;
 use crate::sim::goal::GoalGenerator;
+use crate::sim::state::EnvState;
 
 /// Which of the daemon's uses an episode serves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +81,9 @@ pub enum Seat {
     },
     /// An agent whose actions the daemon carries out in Minecraft.
     Agent(AgentSpec),
+    /// A fixed list of actions carried out in Minecraft, one per step (a
+    /// recording replayed), NOOP once it runs out.
+    Scripted(Vec<Action>),
 }
 
 /// How an emulated person acts.
@@ -116,6 +121,9 @@ pub struct EpisodeSettings {
     /// A name for the episode (the mission's experiment id and the recording's
     /// episode id).
     pub episode_id: String,
+    /// Start from this goal and state (a recording's start) instead of a
+    /// generated goal.
+    pub start_from: Option<(Blocks, EnvState)>,
 }
 
 /// Why an episode could not run.
@@ -193,12 +201,13 @@ impl std::fmt::Debug for EpisodeHooks {
     }
 }
 
-/// Runs one episode. Setting `stop` to true ends it early (recorded as aborted).
+/// Runs one episode, on a goal from `goals` unless the settings give the start
+/// (`start_from`). Setting `stop` to true ends it early (recorded as aborted).
 /// Errors before the first step (settings, agents, the mission) are returned;
 /// errors during the episode end it and are in the report.
 pub async fn run_episode(
     settings: EpisodeSettings,
-    goals: &mut dyn GoalGenerator,
+    goals: Option<&mut dyn GoalGenerator>,
     factory: Arc<dyn AgentFactory>,
     stop: watch::Receiver<bool>,
     hooks: EpisodeHooks,
@@ -223,8 +232,25 @@ pub async fn run_episode(
     }
 
     let mut env = Env::new(config.clone());
-    let mut rng = StdRng::seed_from_u64(settings.seed);
-    env.reset(goals, &mut rng)?;
+    match &settings.start_from {
+        Some((goal, state)) => {
+            if goal.size() != config.world_size {
+                return Err(EpisodeError::Settings(format!(
+                    "the start's world is {}, the config's {}",
+                    goal.size(),
+                    config.world_size
+                )));
+            }
+            env.restore(goal.clone(), state.clone());
+        }
+        None => {
+            let goals = goals.ok_or_else(|| {
+                EpisodeError::Settings("neither a goal generator nor a start given".into())
+            })?;
+            let mut rng = StdRng::seed_from_u64(settings.seed);
+            env.reset(goals, &mut rng)?;
+        }
+    }
     let mission = mission_for(&config, env.goal(), &env.state().blocks)?;
 
     // Agents are built before Minecraft is touched: a bad model path should not
@@ -243,6 +269,21 @@ pub async fn run_episode(
                     agent: None,
                     models: Vec::new(),
                     note: None,
+                });
+            }
+            Seat::Scripted(actions) => {
+                let agent = Box::new(ScriptedAgent(actions.iter().copied().collect()));
+                controllers.push(Controller::Agent(AgentThread::spawn(
+                    format!("player{p}"),
+                    agent,
+                )?));
+                entries.push(PlayerEntry {
+                    index: p,
+                    role,
+                    controller: SeatController::Agent,
+                    agent: None,
+                    models: Vec::new(),
+                    note: Some(format!("{} scripted actions (a replay)", actions.len())),
                 });
             }
             Seat::Agent(spec) => {
@@ -442,6 +483,26 @@ async fn read_world(world: &WorldHandle, env: &Env) -> Vec<&'static str> {
     out
 }
 
+/// Plays a fixed list of actions, one per step, then NOOPs.
+#[derive(Debug)]
+struct ScriptedAgent(VecDeque<Action>);
+
+impl crate::agents::Agent for ScriptedAgent {
+    fn name(&self) -> &'static str {
+        "ScriptedAgent"
+    }
+
+    fn reset(&mut self, _seed: u64) {}
+
+    fn act(&mut self, _obs: &crate::sim::obs::Observation) -> Action {
+        self.0.pop_front().unwrap_or(Action::NOOP)
+    }
+
+    fn internals(&self) -> crate::agents::Internals<'_> {
+        crate::agents::Internals::None
+    }
+}
+
 /// The model files a spec loads, hashed for the header.
 fn model_refs(spec: &AgentSpec) -> Vec<ModelRef> {
     let AgentSpec::Network { path, .. } = spec else {
@@ -479,6 +540,7 @@ fn describe(settings: &EpisodeSettings) -> String {
                 emulated_by: Some(EmulatedPerson::Replay(a)),
             } => format!("an emulated person replaying {} actions", a.len()),
             Seat::Agent(spec) => spec.to_string(),
+            Seat::Scripted(a) => format!("a replay of {} actions", a.len()),
         })
         .collect();
     let minecraft = match &settings.minecraft {
@@ -497,4 +559,69 @@ fn describe(settings: &EpisodeSettings) -> String {
         seats.join(" + ")
     )
     .to_lowercase()
+}
+
+/// Why a recording cannot be replayed in Minecraft.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The recording cannot be read into a simulator.
+    #[error(transparent)]
+    Recording(#[from] RecordingError),
+    /// Its config cannot be turned into a replay's.
+    #[error("{path}: the recorded config cannot be replayed: {message}")]
+    Config {
+        /// The recording.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// The episode that replays `recording` in Minecraft: the recorded goal and
+/// start, every player's effective actions carried out as an agent's (AI
+/// players in creative mode, through the same commands as `watch`), one step
+/// per step. `settings` gives everything else (Minecraft, output, pacing); its
+/// mode, config, seats and start are replaced.
+pub fn replay_settings(
+    recording: &crate::recording::Recording,
+    mut settings: EpisodeSettings,
+) -> Result<EpisodeSettings, ReplayError> {
+    let env = crate::recording::verify::env_for(recording)?;
+    let mut config_json = recording.header.config.clone();
+    let bad = |message: String| ReplayError::Config {
+        path: recording.path.clone(),
+        message,
+    };
+    let players = config_json["players"]
+        .as_array_mut()
+        .ok_or_else(|| bad("no players list".into()))?;
+    for p in players.iter_mut() {
+        p["is_human"] = serde_json::Value::Bool(false);
+    }
+    config_json["malmo"]["use_malmo"] = serde_json::Value::Bool(true);
+    config_json["horizon"] = serde_json::json!(recording.steps.len().max(1) as u64 + 1);
+    let config = Config::from_json(&config_json).map_err(|e| bad(e.to_string()))?;
+    let size = config.world_size;
+    let mut seats = Vec::with_capacity(config.num_players);
+    for p in 0..config.num_players {
+        let actions = recording
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(t, s)| {
+                s.e.get(p)
+                    .ok_or_else(|| bad(format!("step {t} has no action for player {p}")))?
+                    .to_action(size)
+                    .map_err(|m| bad(format!("step {t}, player {p}: {m}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        seats.push(Seat::Scripted(actions));
+    }
+    settings.mode = Mode::Watch;
+    settings.config = config;
+    settings.seats = seats;
+    settings.start_from = Some((env.goal().clone(), env.state().clone()));
+    let max = recording.steps.len() as u64;
+    settings.lockstep.max_steps = Some(settings.lockstep.max_steps.map_or(max, |m| m.min(max)));
+    Ok(settings)
 }

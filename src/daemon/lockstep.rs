@@ -40,7 +40,7 @@ use crate::sim::env::{Env, StepOutcome};
 use crate::sim::viewpoint::Interaction;
 
 /// The longest the end of an episode waits for AI actions in flight.
-const END_SETTLE_LIMIT: Duration = Duration::from_secs(10);
+const END_SETTLE_LIMIT: Duration = Duration::from_secs(60);
 
 /// How the loop runs.
 #[derive(Clone, Debug)]
