@@ -85,6 +85,9 @@ pub struct DaemonArgs {
     /// Players have a palette of finite blocks instead of infinite blocks.
     #[arg(long)]
     pub finite_blocks: bool,
+    /// Add a spectator camera circling the build (one more Minecraft client).
+    #[arg(long)]
+    pub spectator: bool,
     /// The recording file (.jsonl) [default: mbag-recordings/<mode>-<time>.jsonl].
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -330,6 +333,7 @@ fn env_config(
             "use_malmo": true,
             "action_delay": common.step_period,
             "restrict_players": true,
+            "use_spectator": common.spectator,
         },
     }))?;
     Ok(config)

@@ -366,6 +366,15 @@ pub async fn run_episode(
         .map(|m| RoleHandle::spawn(m, event_tx.clone(), settings.lockstep.keep_observations))
         .collect();
     drop(event_tx);
+    let (camera_stop, camera_stopped) = watch::channel(false);
+    let camera = config.malmo.use_spectator.then(|| {
+        super::spectator::spawn(
+            roles[n].sender(),
+            config.world_size,
+            config.malmo.rotate_spectator,
+            camera_stopped,
+        )
+    });
     let (report_tx, reports) = mpsc::channel(256);
     let executor = Executor::spawn(roles.iter().map(RoleHandle::sender).collect(), report_tx);
 
@@ -423,6 +432,10 @@ pub async fn run_episode(
     drop(view);
 
     let (end, recording) = lockstep.run().await;
+    let _ = camera_stop.send(true);
+    if let Some(camera) = camera {
+        let _ = camera.await;
+    }
     match &end.error {
         None => info!("episode over: {:?}", end.end.reason),
         Some(e) => warn!("episode stopped: {e}"),

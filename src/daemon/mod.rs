@@ -30,3 +30,4 @@ pub mod lockstep;
 pub mod recorder;
 pub mod roles;
 pub mod session;
+pub mod spectator;
