@@ -165,13 +165,11 @@ pub struct RecordArgs {
         default_value = "az:../shared/models/az_test_assistant.json?sims=20"
     )]
     pub assistant: AgentSpec,
-    /// How the emulator plays the person (emulated Minecraft only).
-    #[arg(
-        long,
-        value_name = "SPEC",
-        default_value = "bc:../shared/models/az_test_human.json"
-    )]
-    pub emulated_human: AgentSpec,
+    /// How the emulator plays the person (emulated Minecraft only) [default: the
+    /// shared BC human model for the session's world: bc_human_tutorial for the
+    /// tutorial, az_test_human otherwise].
+    #[arg(long, value_name = "SPEC")]
+    pub emulated_human: Option<AgentSpec>,
     #[command(flatten)]
     pub common: DaemonArgs,
 }
@@ -246,9 +244,16 @@ pub fn play(args: PlayArgs) -> anyhow::Result<u8> {
 
 /// Runs `mbag record`.
 pub fn record(args: RecordArgs) -> anyhow::Result<u8> {
+    let emulated_human = match args.emulated_human {
+        Some(spec) => spec,
+        None if args.session == SessionKind::Tutorial => {
+            "bc:../shared/models/bc_human_tutorial.json".parse()?
+        }
+        None => "bc:../shared/models/az_test_human.json".parse()?,
+    };
     let mut seats = vec![SeatPlan {
         name: "human",
-        seat: person(&args.common, args.emulated_human),
+        seat: person(&args.common, emulated_human),
     }];
     if args.session == SessionKind::WithAssistant {
         anyhow::ensure!(
