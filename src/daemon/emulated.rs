@@ -52,6 +52,9 @@ pub fn spawn(
         let mut report = DriverReport::default();
         while steps.changed().await.is_ok() {
             let view = steps.borrow_and_update().clone();
+            if view.closing {
+                break;
+            }
             let action = match &mut script {
                 HumanScript::Agent(agent) => {
                     let mut obs = view.env.new_observation();
@@ -73,6 +76,10 @@ pub fn spawn(
             };
             if action.kind == ActionType::Noop {
                 continue;
+            }
+            if steps.borrow().closing {
+                // Deciding took long enough for the episode to end meanwhile.
+                break;
             }
             match carry_out(&human, &world, &name, &view, player, action).await {
                 Ok(true) => report.acted += 1,

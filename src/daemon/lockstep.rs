@@ -88,6 +88,9 @@ pub struct StepView {
     pub goal_percentage: f64,
     /// The simulator after the step.
     pub env: Arc<Env>,
+    /// The episode is ending: an emulated person stops acting, so that the final
+    /// sync sees Minecraft at rest.
+    pub closing: bool,
 }
 
 /// Why the loop stopped.
@@ -266,6 +269,7 @@ impl Lockstep {
             steps: 0,
             goal_percentage: env.goal_percentage(0),
             env: Arc::new(env.clone()),
+            closing: false,
         });
         (
             Self {
@@ -400,6 +404,7 @@ impl Lockstep {
     /// and Minecraft's observations catch up (bounded), so the final sync leaves
     /// the simulator, the recording and Minecraft showing the same world.
     async fn settle_at_end(&mut self) -> Result<(), LockstepError> {
+        self.progress.send_modify(|v| v.closing = true);
         let limit = tokio::time::sleep(END_SETTLE_LIMIT);
         tokio::pin!(limit);
         while self.running_ai > 0 {
@@ -786,6 +791,7 @@ impl Lockstep {
             steps: self.steps,
             goal_percentage: self.env.goal_percentage(0),
             env: Arc::new(self.env.clone()),
+            closing: false,
         });
         Ok(())
     }
