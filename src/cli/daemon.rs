@@ -465,11 +465,13 @@ pub(crate) fn execute(
         |p| p.display().to_string(),
     );
     println!(
-        "{} steps, goal {:.1}% built; {} human actions detected, {} divergences repaired",
+        "{} steps, goal {:.1}% built; {} human actions detected, {} divergences repaired, \
+         {} syncs deferred while the assistant's commands ran",
         report.steps,
         report.goal_percentage * 100.0,
         report.stats.human_actions,
-        report.stats.divergences
+        report.stats.divergences,
+        report.stats.syncs_skipped
     );
     println!("recording: {path}  (check it with: mbag recording verify {path})");
     match report.end.error {

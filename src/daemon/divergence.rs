@@ -178,7 +178,12 @@ impl SyncScope {
         let queued = detector.any_queued();
         if ai_action_running {
             if !queued {
-                warn!("AI actions are still running; environment and Malmo may be out of sync");
+                // The reference warns here every time; with inference slower than
+                // the step period that is every step, so it is a debug line and
+                // the daemon counts these steps instead.
+                log::debug!(
+                    "AI actions are still running; environment and Malmo may be out of sync"
+                );
             }
             return Self::default();
         }
@@ -358,7 +363,9 @@ pub fn ai_inventory_repairs(config: &Config, agent: usize, view: &PlayerView) ->
         if slots[k] == id {
             continue;
         }
-        warn!(
+        // Expected while the set-up fills the slots; the caller warns when a
+        // placement finds them out of order.
+        log::debug!(
             "inventory discrepancy at slot {k}: expected {id} but received {} from Malmo",
             slots[k]
         );

@@ -164,6 +164,8 @@ pub struct LoopStats {
     pub human_actions: u64,
     /// Places and breaks attributed by the patched mod's block-change events.
     pub attributed_by_mod: u64,
+    /// Steps whose sync was skipped because an AI action was still running.
+    pub syncs_skipped: u64,
 }
 
 /// A detector at the env's state that reads the patched mod's events by the
@@ -583,11 +585,15 @@ impl Lockstep {
                         // reference checks when the action starts, after the
                         // previous one has finished).
                         if self.running_ai == 0 {
-                            instructions.extend(divergence::ai_inventory_repairs(
+                            let repairs = divergence::ai_inventory_repairs(
                                 &config,
                                 p,
                                 &self.detector.state().players[p],
-                            ));
+                            );
+                            if !repairs.is_empty() {
+                                warn!("player {p}'s block slots are out of order; repairing them");
+                            }
+                            instructions.extend(repairs);
                         }
                         PlaceSource::Infinite
                     } else {
@@ -708,6 +714,7 @@ impl Lockstep {
     fn sync(&mut self, scope: SyncScope) -> Result<SyncEdits, LockstepError> {
         let mut edits = SyncEdits::default();
         if scope == SyncScope::default() {
+            self.stats.syncs_skipped += 1;
             return Ok(edits);
         }
         let report = divergence::compare(
