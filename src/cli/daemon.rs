@@ -66,7 +66,7 @@ pub struct DaemonArgs {
     #[arg(long, value_name = "DIR")]
     pub houses: Option<PathBuf>,
     /// World size, WxHxD [default: 11x10x10; 6x6x6 for the tutorial].
-    #[arg(long, value_name = "WxHxD", value_parser = parse_world_size)]
+    #[arg(long, value_name = "WxHxD", value_parser = super::evaluate::parse_world_size)]
     pub world_size: Option<WorldSize>,
     /// Steps after which the env ends the episode (the study used 10^9: it
     /// ends when the house is built).
@@ -206,18 +206,6 @@ pub(crate) fn parse_client(text: &str) -> Result<ClientAddr, String> {
         return Err(format!("{text:?} has no host"));
     }
     Ok(ClientAddr::new(host, port))
-}
-
-fn parse_world_size(text: &str) -> Result<WorldSize, String> {
-    let dims: Vec<usize> = text
-        .split('x')
-        .map(|d| d.trim().parse::<usize>())
-        .collect::<Result<_, _>>()
-        .map_err(|_| format!("{text:?} is not WxHxD, e.g. 11x10x10"))?;
-    match dims[..] {
-        [w, h, d] if w >= 3 && h >= 3 && d >= 3 => Ok(WorldSize::new(w, h, d)),
-        _ => Err(format!("{text:?} is not WxHxD with every side at least 3")),
-    }
 }
 
 /// One seat of the episode to build.

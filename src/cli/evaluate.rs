@@ -150,7 +150,7 @@ pub struct EvaluateArgs {
     pub max_wait_us: u64,
 }
 
-fn parse_world_size(text: &str) -> Result<WorldSize, String> {
+pub(crate) fn parse_world_size(text: &str) -> Result<WorldSize, String> {
     let parts: Vec<&str> = text.split(['x', ',']).collect();
     let dims: Vec<usize> = parts
         .iter()
