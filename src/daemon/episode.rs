@@ -271,38 +271,40 @@ pub async fn run_episode(
                     note: None,
                 });
             }
-            Seat::Scripted(actions) => {
-                let agent = Box::new(ScriptedAgent(actions.iter().copied().collect()));
-                controllers.push(Controller::Agent(AgentThread::spawn(
-                    format!("player{p}"),
-                    agent,
-                )?));
-                entries.push(PlayerEntry {
-                    index: p,
-                    role,
-                    controller: SeatController::Agent,
-                    agent: None,
-                    models: Vec::new(),
-                    note: Some(format!("{} scripted actions (a replay)", actions.len())),
-                });
-            }
-            Seat::Agent(spec) => {
-                let mut agent = factory
-                    .build(spec, p, &config)
-                    .map_err(|source| EpisodeError::Agent { player: p, source })?;
-                agent.reset(crate::eval::run::agent_seed(settings.seed, p));
-                controllers.push(Controller::Agent(AgentThread::spawn(
-                    format!("player{p}"),
-                    agent,
-                )?));
-                entries.push(PlayerEntry {
-                    index: p,
-                    role,
-                    controller: SeatController::Agent,
-                    agent: Some(spec.to_string()),
-                    models: model_refs(spec),
-                    note: None,
-                });
+            Seat::Scripted(_) | Seat::Agent(_) => {
+                let (agent, entry) = match seat {
+                    Seat::Scripted(actions) => (
+                        Box::new(ScriptedAgent(actions.iter().copied().collect()))
+                            as Box<dyn crate::agents::Agent>,
+                        PlayerEntry {
+                            index: p,
+                            role,
+                            controller: SeatController::Agent,
+                            agent: None,
+                            models: Vec::new(),
+                            note: Some(format!("{} scripted actions (a replay)", actions.len())),
+                        },
+                    ),
+                    Seat::Agent(spec) => {
+                        let mut agent = factory
+                            .build(spec, p, &config)
+                            .map_err(|source| EpisodeError::Agent { player: p, source })?;
+                        agent.reset(crate::eval::run::agent_seed(settings.seed, p));
+                        let entry = PlayerEntry {
+                            index: p,
+                            role,
+                            controller: SeatController::Agent,
+                            agent: Some(spec.to_string()),
+                            models: model_refs(spec),
+                            note: None,
+                        };
+                        (agent, entry)
+                    }
+                    Seat::Person { .. } => unreachable!("matched above"),
+                };
+                let thread = AgentThread::spawn(format!("player{p}"), agent)?;
+                controllers.push(Controller::Agent(thread));
+                entries.push(entry);
             }
         }
     }

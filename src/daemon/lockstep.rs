@@ -402,6 +402,20 @@ impl Lockstep {
         }
     }
 
+    /// Reads observations and reports for `duration`.
+    async fn read_for(&mut self, duration: Duration) -> Result<(), LockstepError> {
+        let until = tokio::time::sleep(duration);
+        tokio::pin!(until);
+        loop {
+            tokio::select! {
+                event = self.events.recv() => self.handle_event(event)?,
+                report = self.reports.recv() => self.handle_report(report)?,
+                _ = &mut until => return Ok(()),
+                _ = self.stop.changed() => return Err(LockstepError::Interrupted),
+            }
+        }
+    }
+
     /// Before the last step is recorded: lets the AI actions in flight finish
     /// and Minecraft's observations catch up (bounded), so the final sync leaves
     /// the simulator, the recording and Minecraft showing the same world.
@@ -420,16 +434,7 @@ impl Lockstep {
                 _ = self.stop.changed() => return Err(LockstepError::Interrupted),
             }
         }
-        let settle = tokio::time::sleep(self.settings.settle);
-        tokio::pin!(settle);
-        loop {
-            tokio::select! {
-                event = self.events.recv() => self.handle_event(event)?,
-                report = self.reports.recv() => self.handle_report(report)?,
-                _ = &mut settle => return Ok(()),
-                _ = self.stop.changed() => return Err(LockstepError::Interrupted),
-            }
-        }
+        self.read_for(self.settings.settle).await
     }
 
     /// The set-up commands (§5.1), then a settling pause before detection. With
@@ -487,16 +492,7 @@ impl Lockstep {
                 _ = self.stop.changed() => return Err(LockstepError::Interrupted),
             }
         }
-        let settle = tokio::time::sleep(self.settings.settle);
-        tokio::pin!(settle);
-        loop {
-            tokio::select! {
-                event = self.events.recv() => self.handle_event(event)?,
-                report = self.reports.recv() => self.handle_report(report)?,
-                _ = &mut settle => return Ok(()),
-                _ = self.stop.changed() => return Err(LockstepError::Interrupted),
-            }
-        }
+        self.read_for(self.settings.settle).await
     }
 
     /// Each player's action for this step: humans' detected actions, agents'
