@@ -27,4 +27,5 @@ pub mod mcts;
 pub mod nn;
 pub mod recording;
 pub mod sim;
+pub mod train;
 pub mod vecenv;

@@ -1,0 +1,3 @@
+//! Training networks.
+
+pub mod assistant;
