@@ -5,6 +5,7 @@ mod demo;
 mod evaluate;
 mod malmo;
 mod nn;
+mod plot;
 mod probe;
 mod recording;
 mod verify;
@@ -73,6 +74,12 @@ pub enum Command {
     /// Examples: mbag recording verify recordings/samples; mbag recording convert --out /tmp/human; mbag recording stats /tmp/human
     #[command(subcommand)]
     Recording(recording::RecordingCommand),
+    /// Draw a training run's metrics log (metrics.jsonl) as learning curves in a
+    /// PNG: one panel per metric family (loss, ce, accuracy, goal %, ...), train
+    /// and validation lines together.
+    ///
+    /// Example: mbag plot runs/bc/metrics.jsonl --out runs/bc/curves.png
+    Plot(plot::PlotArgs),
 }
 
 impl Cli {
@@ -87,6 +94,7 @@ impl Cli {
             Command::Malmo(command) => malmo::run(command),
             Command::Nn(command) => nn::run(command),
             Command::Recording(command) => recording::run(command),
+            Command::Plot(args) => plot::run(args),
         }
     }
 }
