@@ -8,6 +8,8 @@ mod nn;
 mod plot;
 mod probe;
 mod recording;
+mod train;
+mod train_assistant;
 mod verify;
 
 use std::path::PathBuf;
@@ -80,6 +82,12 @@ pub enum Command {
     ///
     /// Example: mbag plot runs/bc/metrics.jsonl --out runs/bc/curves.png
     Plot(plot::PlotArgs),
+    /// Train networks: `assistant` trains an AssistanceZero assistant by
+    /// self-play with MCTS against a human model.
+    ///
+    /// Example: mbag train assistant --human heuristic:lowest_block --config configs/train/assistant_small.json --out runs/az
+    #[command(subcommand)]
+    Train(train::TrainCommand),
 }
 
 impl Cli {
@@ -95,6 +103,7 @@ impl Cli {
             Command::Nn(command) => nn::run(command),
             Command::Recording(command) => recording::run(command),
             Command::Plot(args) => plot::run(args),
+            Command::Train(command) => train::run(command),
         }
     }
 }

@@ -17,4 +17,6 @@ mod nn;
 mod nn_service;
 // Recordings: durability, verification, the human data converted.
 mod recording;
+// AssistanceZero training: learning, resume, trained models as az: agents.
+mod train_assistant;
 mod vecenv;

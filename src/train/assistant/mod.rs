@@ -6,6 +6,7 @@
 //! - [`config`]: the JSON config (`configs/train/assistant_*.json`).
 //! - [`selfplay`]: many environments played in parallel, producing samples.
 //! - [`replay`]: samples, fragments and the replay buffer.
+//! - [`trainer`]: the loop (collect, replay, SGD, log, checkpoint, resume).
 //! - [`loss`]: equation 1 as a function of predictions and targets; [`batch`]:
 //!   samples to tensors.
 
@@ -14,6 +15,7 @@ pub mod config;
 pub mod loss;
 pub mod replay;
 pub mod selfplay;
+pub mod trainer;
 
 use std::path::PathBuf;
 
@@ -60,6 +62,9 @@ pub enum AssistantError {
     /// The network failed.
     #[error(transparent)]
     Nn(#[from] NnError),
+    /// The metrics log or a checkpoint failed.
+    #[error(transparent)]
+    Train(#[from] crate::train::TrainError),
     /// libtorch failed.
     #[error("libtorch: {0}")]
     Torch(#[from] tch::TchError),
