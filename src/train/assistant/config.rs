@@ -228,7 +228,7 @@ impl AssistantTrainConfig {
             path: path.to_owned(),
             message: e.to_string(),
         })?;
-        Self::from_str(&text)
+        Self::parse(&text)
             .and_then(Self::resolve)
             .map_err(|message| AssistantError::Config {
                 path: path.to_owned(),
@@ -237,7 +237,7 @@ impl AssistantTrainConfig {
     }
 
     /// Parses a config text (unknown keys are errors naming their path).
-    pub fn from_str(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, String> {
         let mut de = serde_json::Deserializer::from_str(text);
         serde_path_to_error::deserialize(&mut de).map_err(|e| {
             let path = e.path().to_string();
@@ -359,7 +359,7 @@ pub(crate) mod tests {
 
     /// A tiny resolved config for tests elsewhere in the module.
     pub(crate) fn tiny() -> ResolvedConfig {
-        AssistantTrainConfig::from_str(SMALL)
+        AssistantTrainConfig::parse(SMALL)
             .unwrap()
             .resolve()
             .unwrap()
@@ -381,7 +381,7 @@ pub(crate) mod tests {
 
     #[test]
     fn a_small_config_resolves_with_the_paper_defaults() {
-        let c = AssistantTrainConfig::from_str(SMALL)
+        let c = AssistantTrainConfig::parse(SMALL)
             .unwrap()
             .resolve()
             .unwrap();
@@ -396,19 +396,19 @@ pub(crate) mod tests {
     #[test]
     fn unknown_keys_are_named() {
         let bad = SMALL.replace("\"iterations\"", "\"iteratoins\"");
-        let err = AssistantTrainConfig::from_str(&bad).unwrap_err();
+        let err = AssistantTrainConfig::parse(&bad).unwrap_err();
         assert!(
             err.contains("training") && err.contains("iteratoins"),
             "{err}"
         );
         let bad = SMALL.replace("\"num_simulations\"", "\"num_sims\"");
-        let err = AssistantTrainConfig::from_str(&bad)
+        let err = AssistantTrainConfig::parse(&bad)
             .unwrap()
             .resolve()
             .unwrap_err();
         assert!(err.contains("mcts.num_sims"), "{err}");
         let bad = SMALL.replace("\"mask_goal\": true", "\"mask_goal\": false");
-        let err = AssistantTrainConfig::from_str(&bad)
+        let err = AssistantTrainConfig::parse(&bad)
             .unwrap()
             .resolve()
             .unwrap_err();

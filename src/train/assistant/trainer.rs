@@ -196,12 +196,16 @@ pub fn train(
         extra.env_steps += collected.env_steps;
         extra.episodes += collected.episodes.len() as u64;
         let mut metrics = selfplay_metrics(&collected);
-        metrics.push(("selfplay/mean_batch".into(), service_stats.mean_batch_size()));
+        metrics.push((
+            "selfplay/mean_batch".into(),
+            service_stats.mean_batch_size(),
+        ));
         for fragment in collected.fragments {
             replay.push(fragment);
         }
         metrics.push(("replay/samples".into(), replay.len() as f64));
-        let fraction = iteration as f64 / iterations.max(1) as f64;
+        // Schedules run over the config's whole training, wherever this run stops.
+        let fraction = iteration as f64 / t.iterations.max(1) as f64;
         let coefficients = Coefficients {
             policy: config.file.loss.policy,
             value: config.file.loss.value,
@@ -224,7 +228,14 @@ pub fn train(
                     let mut flat: Vec<&Sample> =
                         drawn.iter().flat_map(|f| f.samples.iter()).collect();
                     flat.shuffle(&mut rng);
-                    sgd_flat(&model, &mut adam, &flat, t.minibatch_size, n_actions, &coefficients)?
+                    sgd_flat(
+                        &model,
+                        &mut adam,
+                        &flat,
+                        t.minibatch_size,
+                        n_actions,
+                        &coefficients,
+                    )?
                 };
                 sums.merge(terms);
                 samples += n;
@@ -232,7 +243,10 @@ pub fn train(
             let seconds = sgd_start.elapsed().as_secs_f64();
             progress.samples += samples;
             metrics.extend(sums.means());
-            metrics.push(("sgd/samples_per_s".into(), samples as f64 / seconds.max(1e-9)));
+            metrics.push((
+                "sgd/samples_per_s".into(),
+                samples as f64 / seconds.max(1e-9),
+            ));
             metrics.push(("sgd/samples".into(), samples as f64));
         }
         metrics.push(("train/lr".into(), adam.current_lr()));
@@ -307,12 +321,18 @@ fn selfplay_metrics(c: &Collection) -> Vec<(String, f64)> {
         let mean = |f: &dyn Fn(&super::selfplay::EpisodeStats) -> f64| {
             c.episodes.iter().map(f).sum::<f64>() / n
         };
-        m.push(("episode/goal_pct".into(), 100.0 * mean(&|e| e.goal_percentage)));
+        m.push((
+            "episode/goal_pct".into(),
+            100.0 * mean(&|e| e.goal_percentage),
+        ));
         m.push((
             "episode/assistant_goal_pct".into(),
             100.0 * mean(&|e| e.assistant_goal_percentage),
         ));
-        m.push(("episode/assistant_reward".into(), mean(&|e| e.assistant_reward)));
+        m.push((
+            "episode/assistant_reward".into(),
+            mean(&|e| e.assistant_reward),
+        ));
         m.push(("episode/length".into(), mean(&|e| e.length as f64)));
     }
     m
