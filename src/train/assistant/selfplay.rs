@@ -225,7 +225,7 @@ impl SelfPlay {
         }
         Ok(Self {
             chunks,
-            layout: template.layout().clone(),
+            layout: *template.layout(),
             gamma: settings.gamma,
             keep_goal_logits,
         })
