@@ -232,20 +232,28 @@ impl SelfPlay {
     }
 
     /// Plays `steps` moves in every environment with the network behind
-    /// `handle`, one thread per chunk.
+    /// `handle`, one thread per chunk. The handle is consumed: the service stops
+    /// waiting for more work once every live handle has sent a job, so an idle
+    /// handle kept by the caller would add its full wait to every batch.
     pub fn collect(
         &mut self,
-        handle: &InferenceHandle,
+        handle: InferenceHandle,
         steps: usize,
     ) -> Result<Collection, AssistantError> {
         let started = Instant::now();
         let (layout, gamma, keep) = (&self.layout, self.gamma, self.keep_goal_logits);
+        let evaluators: Vec<NetEvaluator> = self
+            .chunks
+            .iter()
+            .map(|_| NetEvaluator::new(handle.clone()))
+            .collect();
+        drop(handle);
         let results: Vec<Result<Collection, AssistantError>> = std::thread::scope(|s| {
             let workers: Vec<_> = self
                 .chunks
                 .iter_mut()
-                .map(|chunk| {
-                    let evaluator = NetEvaluator::new(handle.clone());
+                .zip(evaluators)
+                .map(|(chunk, evaluator)| {
                     std::thread::Builder::new()
                         .name("mbag-selfplay".into())
                         .spawn_scoped(s, move || {
@@ -429,8 +437,7 @@ mod tests {
         let mut selfplay = SelfPlay::new(&settings, &factory, true).unwrap();
         let model = Model::new(config.model.clone(), tch::Device::Cpu).unwrap();
         let service = InferenceService::spawn(model, ServiceConfig::default()).unwrap();
-        let handle = service.handle();
-        let first = selfplay.collect(&handle, 4).unwrap();
+        let first = selfplay.collect(service.handle(), 4).unwrap();
         assert_eq!(first.env_steps, 12);
         assert_eq!(first.simulations, 12 * 5);
         let samples: usize = first.fragments.iter().map(|f| f.samples.len()).sum();
@@ -465,7 +472,7 @@ mod tests {
             }
         }
         // Environments pause mid-episode and go on where they stopped.
-        let second = selfplay.collect(&handle, 2).unwrap();
+        let second = selfplay.collect(service.handle(), 2).unwrap();
         assert_eq!(second.env_steps, 6);
         let last_t = |c: &Collection| {
             let mut t: Vec<i32> = c
@@ -481,7 +488,6 @@ mod tests {
             "{:?}",
             last_t(&second)
         );
-        drop(handle);
         service.shutdown().unwrap();
     }
 }

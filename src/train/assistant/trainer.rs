@@ -187,9 +187,7 @@ pub fn train(
                 ..ServiceConfig::default()
             },
         )?;
-        let handle = service.handle();
-        let collected = selfplay.collect(&handle, t.rollout_len);
-        drop(handle);
+        let collected = selfplay.collect(service.handle(), t.rollout_len);
         let (returned, service_stats) = service.shutdown_into_model()?;
         model = returned;
         let collected = collected?;
