@@ -127,15 +127,25 @@ pub fn run(args: AssistantArgs) -> anyhow::Result<u8> {
         println!("  {k:<32} {v:.4}");
     }
     let s = config.env.world_size;
+    // A transformed generator is the paper's house pipeline, which `evaluate`
+    // runs on the held-out houses as `--goals paper`.
+    let goals = match config.env.goal_generator.as_str() {
+        "TransformedGoalGenerator" | "transformed" => "paper",
+        name => name,
+    };
     println!(
-        "evaluate it: mbag evaluate --human {} --assistant az:{} --world-size {}x{}x{} --horizon {} --goals {} --episodes 20",
+        "evaluate it: mbag evaluate --human {} --assistant az:{} --world-size {}x{}x{} --horizon {} --goals {goals}{} --episodes 20",
         args.human,
         summary.model.display(),
         s.width,
         s.height,
         s.depth,
         config.env.horizon,
-        config.env.goal_generator
+        if config.env.abilities.teleportation {
+            ""
+        } else {
+            " --walking"
+        }
     );
     Ok(0)
 }
