@@ -8,6 +8,7 @@ mod nn;
 mod plot;
 mod probe;
 mod recording;
+mod train;
 mod verify;
 
 use std::path::PathBuf;
@@ -74,6 +75,12 @@ pub enum Command {
     /// Examples: mbag recording verify recordings/samples; mbag recording convert --out /tmp/human; mbag recording stats /tmp/human
     #[command(subcommand)]
     Recording(recording::RecordingCommand),
+    /// Train networks: behaviour cloning on recordings (`mbag train bc`). Each run
+    /// writes a metrics log, resumable checkpoints and the final model.
+    ///
+    /// Example: mbag train bc --data recordings/human --config configs/train/bc_small.json --out runs/bc
+    #[command(subcommand)]
+    Train(train::TrainCommand),
     /// Draw a training run's metrics log (metrics.jsonl) as learning curves in a
     /// PNG: one panel per metric family (loss, ce, accuracy, goal %, ...), train
     /// and validation lines together.
@@ -94,6 +101,7 @@ impl Cli {
             Command::Malmo(command) => malmo::run(command),
             Command::Nn(command) => nn::run(command),
             Command::Recording(command) => recording::run(command),
+            Command::Train(command) => train::run(command),
             Command::Plot(args) => plot::run(args),
         }
     }

@@ -3,6 +3,7 @@
 //! savable state ([`optim`]), and crash-safe resumable checkpoints
 //! ([`checkpoint`]).
 
+pub mod bc;
 pub mod checkpoint;
 pub mod error;
 pub mod log;

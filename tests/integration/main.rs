@@ -17,4 +17,6 @@ mod nn;
 mod nn_service;
 // Recordings: durability, verification, the human data converted.
 mod recording;
+// Training: behaviour cloning learns and resumes; plots of its metrics.
+mod train;
 mod vecenv;
