@@ -38,7 +38,7 @@ fn config(extra: serde_json::Value) -> BcConfig {
     let mut v = serde_json::json!({
         "model": {"class": "mbag_convolutional_model", "net": {
             "embedding_size": 8, "use_extra_features": true, "use_fc_after_embedding": true,
-            "num_conv_1_layers": 1, "num_layers": 4, "use_resnet": true, "dropout": 0.2,
+            "num_conv_1_layers": 2, "num_layers": 4, "use_resnet": true, "dropout": 0.1,
             "filter_size": 3, "hidden_size": 16, "hidden_channels": 16,
             "num_action_layers": 2, "num_value_layers": 2, "use_prev_action": true,
             "line_of_sight_masking": true, "scale_obs": true,
@@ -47,7 +47,7 @@ fn config(extra: serde_json::Value) -> BcConfig {
         "seq_len": 16,
         "batch_size": 64,
         "epochs": 1,
-        "optimizer": {"lr": 0.003, "grad_clip": 10.0},
+        "optimizer": {"lr": 0.005, "grad_clip": 10.0},
         "seed": 3,
         "log_every": 5,
         "checkpoint_every": 4,
@@ -70,7 +70,8 @@ fn options(data: &Path, out: &Path) -> RunOptions {
     }
 }
 
-/// Acceptance test of BC: trained briefly on five human-alone episodes, the
+/// Acceptance test of BC: trained briefly (50 steps of 64 samples) on five
+/// human-alone episodes, the
 /// model predicts the two held-out episodes' actions better than a uniform
 /// policy over the valid actions and than the training data's action
 /// frequencies (cross-entropy), and more often than the most frequent valid
@@ -84,7 +85,7 @@ fn bc_beats_uniform_and_most_frequent_baselines_on_held_out_episodes() {
     let out = tempfile::tempdir().unwrap();
     let config = config(serde_json::json!({
         "data": {"validation_episodes": [ids[1], ids[5]]},
-        "max_steps": 60,
+        "max_steps": 50,
         "epochs": 5,
         "checkpoint_every": 1000,
         "validate_every": 1000,
@@ -103,7 +104,7 @@ fn bc_beats_uniform_and_most_frequent_baselines_on_held_out_episodes() {
         base.frequency.accuracy,
         base.uniform.accuracy
     );
-    assert_eq!(report.steps, 60);
+    assert_eq!(report.steps, 50);
     assert!(valid.count > 500, "{} held-out targets", valid.count);
     assert!(valid.cross_entropy < base.uniform.cross_entropy);
     assert!(valid.cross_entropy < base.frequency.cross_entropy);
