@@ -76,18 +76,20 @@ pub enum Command {
     /// Examples: mbag recording verify recordings/samples; mbag recording convert --out /tmp/human; mbag recording stats /tmp/human
     #[command(subcommand)]
     Recording(recording::RecordingCommand),
+    /// Train networks: behaviour cloning on recordings (`mbag train bc`) and
+    /// AssistanceZero assistants by self-play with MCTS against a human model
+    /// (`mbag train assistant`). Each run writes a metrics log, resumable
+    /// checkpoints and the final model.
+    ///
+    /// Examples: mbag train bc --data recordings/human --config configs/train/bc_small.json --out runs/bc; mbag train assistant --human heuristic:lowest_block --config configs/train/assistant_small.json --out runs/az
+    #[command(subcommand)]
+    Train(train::TrainCommand),
     /// Draw a training run's metrics log (metrics.jsonl) as learning curves in a
     /// PNG: one panel per metric family (loss, ce, accuracy, goal %, ...), train
     /// and validation lines together.
     ///
     /// Example: mbag plot runs/bc/metrics.jsonl --out runs/bc/curves.png
     Plot(plot::PlotArgs),
-    /// Train networks: `assistant` trains an AssistanceZero assistant by
-    /// self-play with MCTS against a human model.
-    ///
-    /// Example: mbag train assistant --human heuristic:lowest_block --config configs/train/assistant_small.json --out runs/az
-    #[command(subcommand)]
-    Train(train::TrainCommand),
 }
 
 impl Cli {
@@ -102,8 +104,8 @@ impl Cli {
             Command::Malmo(command) => malmo::run(command),
             Command::Nn(command) => nn::run(command),
             Command::Recording(command) => recording::run(command),
-            Command::Plot(args) => plot::run(args),
             Command::Train(command) => train::run(command),
+            Command::Plot(args) => plot::run(args),
         }
     }
 }

@@ -4,6 +4,7 @@
 //! ([`checkpoint`]).
 
 pub mod assistant;
+pub mod bc;
 pub mod checkpoint;
 pub mod error;
 pub mod log;
