@@ -13,6 +13,8 @@
 //! - [`bench`]: speed measurements against the reference's figures.
 //! - [`daemon`]: the lockstep daemon's pure translation between the simulator and
 //!   Minecraft (human-action detection, assistant commands, divergence repair).
+//! - [`train`]: training networks (AssistanceZero self-play, behaviour cloning)
+//!   with metrics logs, Adam and resumable checkpoints.
 //! - [`cli`]: the `mbag` command line.
 #![warn(missing_docs)]
 
@@ -27,4 +29,5 @@ pub mod mcts;
 pub mod nn;
 pub mod recording;
 pub mod sim;
+pub mod train;
 pub mod vecenv;

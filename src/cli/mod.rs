@@ -6,8 +6,11 @@ mod demo;
 mod evaluate;
 mod malmo;
 mod nn;
+mod plot;
 mod probe;
 mod recording;
+mod train;
+mod train_assistant;
 mod verify;
 
 use std::path::PathBuf;
@@ -88,6 +91,20 @@ pub enum Command {
     /// Examples: mbag recording verify recordings/samples; mbag recording convert --out /tmp/human; mbag recording stats /tmp/human
     #[command(subcommand)]
     Recording(recording::RecordingCommand),
+    /// Train networks: behaviour cloning on recordings (`mbag train bc`) and
+    /// AssistanceZero assistants by self-play with MCTS against a human model
+    /// (`mbag train assistant`). Each run writes a metrics log, resumable
+    /// checkpoints and the final model.
+    ///
+    /// Examples: mbag train bc --data recordings/human --config configs/train/bc_small.json --out runs/bc; mbag train assistant --human heuristic:lowest_block --config configs/train/assistant_small.json --out runs/az
+    #[command(subcommand)]
+    Train(train::TrainCommand),
+    /// Draw a training run's metrics log (metrics.jsonl) as learning curves in a
+    /// PNG: one panel per metric family (loss, ce, accuracy, goal %, ...), train
+    /// and validation lines together.
+    ///
+    /// Example: mbag plot runs/bc/metrics.jsonl --out runs/bc/curves.png
+    Plot(plot::PlotArgs),
 }
 
 impl Cli {
@@ -105,6 +122,8 @@ impl Cli {
             Command::Malmo(command) => malmo::run(command),
             Command::Nn(command) => nn::run(command),
             Command::Recording(command) => recording::run(command),
+            Command::Train(command) => train::run(command),
+            Command::Plot(args) => plot::run(args),
         }
     }
 }

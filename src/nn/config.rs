@@ -115,6 +115,10 @@ pub struct NetConfig {
     /// Conv, unsupported: GroupNorm instead of BatchNorm.
     #[serde(default)]
     pub use_groupnorm: bool,
+    /// Conv: Dropout3d probability inside residual blocks, in training only
+    /// (0.7 in the paper's human model).
+    #[serde(default)]
+    pub dropout: f64,
     /// Conv: a 1x1x1 conv from the embedding to `hidden_size` before the backbone.
     #[serde(default)]
     pub use_fc_after_embedding: bool,

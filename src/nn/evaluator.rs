@@ -23,12 +23,14 @@ use crate::sim::config::Config;
 pub struct SharedState(Arc<Mutex<RecurrentState>>);
 
 impl SharedState {
-    fn new(state: RecurrentState) -> Self {
+    /// Wraps a state.
+    pub fn new(state: RecurrentState) -> Self {
         Self(Arc::new(Mutex::new(state)))
     }
 
-    /// A new handle on the same tensors (no data is copied).
-    fn shallow_copy(&self) -> RecurrentState {
+    /// A new handle on the same tensors (no data is copied); training keeps the
+    /// state a fragment started from this way.
+    pub fn shallow_copy(&self) -> RecurrentState {
         let state = self.0.lock().unwrap_or_else(|e| e.into_inner());
         RecurrentState::from_tensors(state.tensors().iter().map(|t| t.shallow_clone()).collect())
     }

@@ -52,6 +52,7 @@ impl Layer {
         width: i64,
         kernel: i64,
         residual: bool,
+        dropout: f64,
         cells: i64,
     ) -> Self {
         if residual {
@@ -61,6 +62,7 @@ impl Layer {
                 bn1: bn(&path / "bn1"),
                 conv2: conv(&path / "conv2", width, width, kernel),
                 bn2: bn(&path / "bn2"),
+                dropout,
                 flops: 2 * conv_flops(width, width, kernel, cells),
             }))
         } else {
@@ -123,11 +125,16 @@ impl Layer {
     }
 
     /// Applies a stateless layer to `(B, C, X, Y, Z)`; `train` puts BatchNorm in
-    /// training mode (batch statistics, running averages updated).
+    /// training mode (batch statistics, running averages updated) and turns on
+    /// residual blocks' dropout.
     pub(crate) fn forward(&self, x: &Tensor, train: bool) -> Tensor {
         match self {
             Self::Residual(r) => {
-                let h = r.bn1.forward_t(&r.conv1.forward(x), train).relu();
+                let mut h = r.bn1.forward_t(&r.conv1.forward(x), train).relu();
+                if train && r.dropout > 0.0 {
+                    // PyTorch's Dropout3d: whole channels of a sample at once.
+                    h = h.feature_dropout(r.dropout, true);
+                }
                 (r.bn2.forward_t(&r.conv2.forward(&h), train) + x).relu()
             }
             Self::Plain { conv, .. } => conv.forward(x).leaky_relu(),
@@ -163,6 +170,48 @@ impl Layer {
         let c2 = from_rows(&c2);
         (x + &h2, h2, c2)
     }
+
+    /// [`Layer::forward_lstm`] over sequences: `x` is `(B·T, L, X, Y, Z)` with
+    /// the `T` steps of each sequence in consecutive rows, `(h, c)` the `(B, L, X,
+    /// Y, Z)` state before each sequence's first step. Returns `x + h'` for every
+    /// step and the state after the last. Equal to `T` calls of `forward_lstm`
+    /// carrying the state, in one libtorch call (for training).
+    pub(crate) fn forward_lstm_seq(
+        &self,
+        x: &Tensor,
+        seq_len: i64,
+        h: &Tensor,
+        c: &Tensor,
+    ) -> (Tensor, Tensor, Tensor) {
+        let Self::Lstm { lstm, .. } = self else {
+            unreachable!("forward_lstm_seq on a stateless layer")
+        };
+        let size = x.size();
+        let (l, cells) = (size[1], size[2] * size[3] * size[4]);
+        let b = size[0] / seq_len;
+        // (B·T, L, X, Y, Z) -> (B·X·Y·Z, T, L): one batch-first sequence per voxel.
+        let seqs = x
+            .reshape([b, seq_len, l, cells])
+            .permute([0, 3, 1, 2])
+            .reshape([b * cells, seq_len, l]);
+        let to_rows = |t: &Tensor| {
+            t.reshape([b, l, cells])
+                .permute([0, 2, 1])
+                .reshape([1, b * cells, l])
+        };
+        let state = nn::LSTMState((to_rows(h), to_rows(c)));
+        let (out, nn::LSTMState((h2, c2))) = lstm.seq_init(&seqs, &state);
+        let out = out
+            .reshape([b, cells, seq_len, l])
+            .permute([0, 2, 3, 1])
+            .reshape(size.as_slice());
+        let from_rows = |t: &Tensor| {
+            t.reshape([b, cells, l])
+                .permute([0, 2, 1])
+                .reshape([b, l, size[2], size[3], size[4]])
+        };
+        (x + out, from_rows(&h2), from_rows(&c2))
+    }
 }
 
 /// A residual block's weights (`conv1`, `bn1`, `conv2`, `bn2`); BatchNorm runs in
@@ -173,6 +222,8 @@ pub(crate) struct ResidualBlock {
     bn1: nn::BatchNorm,
     conv2: nn::Conv3D,
     bn2: nn::BatchNorm,
+    /// Dropout3d's probability after the first ReLU, in training only.
+    dropout: f64,
     flops: u64,
 }
 

@@ -199,7 +199,7 @@ impl Model {
                     width
                 };
                 let residual = net.use_resnet && c_in == width;
-                Layer::conv(path, c_in, width, kernel, residual, cells)
+                Layer::conv(path, c_in, width, kernel, residual, net.dropout, cells)
             });
             j += 1;
         }
@@ -364,7 +364,7 @@ impl Model {
         state: Option<&RecurrentState>,
     ) -> Result<(Outputs, Trace), NnError> {
         let _guard = tch::no_grad_guard();
-        self.run(batch, state, false)
+        self.run(batch, 1, state, false)
     }
 
     /// Runs the network with gradients recorded, for training: `train` puts
@@ -375,23 +375,53 @@ impl Model {
         state: Option<&RecurrentState>,
         train: bool,
     ) -> Result<Outputs, NnError> {
-        self.run(batch, state, train).map(|(outputs, _)| outputs)
+        self.run(batch, 1, state, train).map(|(outputs, _)| outputs)
+    }
+
+    /// Runs the network over `B` sequences of `seq_len` steps each, with gradients
+    /// recorded, for training recurrent models: `batch` holds `B·seq_len` rows,
+    /// each sequence's steps in consecutive rows (RLlib's batch-major layout);
+    /// `state` (`B` rows, `None` = zeros) is the state before each sequence's first
+    /// step. Stateless layers see all rows at once (so BatchNorm's training
+    /// statistics span every step); the LSTMs run through each sequence in order.
+    /// The outputs have `B·seq_len` rows; `state` is the state after each
+    /// sequence's last step. Equal to `seq_len` calls of [`Model::forward_t`]
+    /// carrying the state, up to BatchNorm's batch statistics in training mode.
+    pub fn forward_seq_t(
+        &self,
+        batch: &ObsBatch,
+        seq_len: usize,
+        state: Option<&RecurrentState>,
+        train: bool,
+    ) -> Result<Outputs, NnError> {
+        self.run(batch, seq_len.max(1) as i64, state, train)
+            .map(|(outputs, _)| outputs)
     }
 
     fn run(
         &self,
         batch: &ObsBatch,
+        seq_len: i64,
         state: Option<&RecurrentState>,
         train: bool,
     ) -> Result<(Outputs, Trace), NnError> {
-        self.check_inputs(batch, state)?;
+        let rows = batch.len() as i64;
+        if rows % seq_len != 0 {
+            return Err(NnError::BadInput {
+                model: self.config.name.clone(),
+                input: "world",
+                message: format!("{rows} rows are not whole sequences of {seq_len}"),
+            });
+        }
+        let sequences = (rows / seq_len) as usize;
+        self.check_inputs(batch, sequences, state)?;
         let device = self.device();
         let batch = batch.to_device(device);
         let zeros;
         let state = match state {
             Some(s) => s,
             None => {
-                zeros = self.initial_state(batch.len());
+                zeros = self.initial_state(sequences);
                 &zeros
             }
         };
@@ -406,7 +436,11 @@ impl Model {
             if layer.is_recurrent() {
                 let h = state.tensors[k].to_device(device);
                 let c = state.tensors[k + 1].to_device(device);
-                let (out, h, c) = layer.forward_lstm(&x, &h, &c);
+                let (out, h, c) = if seq_len == 1 {
+                    layer.forward_lstm(&x, &h, &c)
+                } else {
+                    layer.forward_lstm_seq(&x, seq_len, &h, &c)
+                };
                 x = out;
                 state_out.push(h);
                 state_out.push(c);
@@ -442,9 +476,12 @@ impl Model {
         ))
     }
 
+    /// Checks the inputs; `sequences` is the state's batch size (the rows for
+    /// single steps).
     fn check_inputs(
         &self,
         batch: &ObsBatch,
+        sequences: usize,
         state: Option<&RecurrentState>,
     ) -> Result<(), NnError> {
         let bad = |input: &'static str, message: String| NnError::BadInput {
@@ -494,7 +531,7 @@ impl Model {
                     format!("{} tensors, expected {n}", state.tensors.len()),
                 ));
             }
-            let want = [b, self.config.backbone_width(), x, y, z];
+            let want = [sequences as i64, self.config.backbone_width(), x, y, z];
             if let Some(t) = state
                 .tensors
                 .iter()
@@ -696,6 +733,51 @@ impl Model {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Sequences through `forward_seq_t` equal single steps carrying the state
+    /// (BatchNorm in eval mode, where rows do not interact).
+    #[test]
+    fn sequences_equal_steps_carrying_the_state() {
+        let path = crate::cli::shared_dir().join("models/paper_human_small.json");
+        let model = Model::load(&path, Device::Cpu).unwrap();
+        let (b, t) = (2i64, 3i64);
+        let [x, y, z] = model.config().world_size.axes().map(|a| a as i64);
+        tch::manual_seed(5);
+        let rows = b * t;
+        let batch = ObsBatch::new(
+            Tensor::randint(3, [rows, 6, x, y, z], (Kind::Uint8, Device::Cpu)),
+            Tensor::randint(5, [rows, 2, 10], (Kind::Int, Device::Cpu)),
+            Tensor::randint(100, [rows], (Kind::Float, Device::Cpu)),
+            Some(Tensor::randint(
+                model.layout().len() as i64,
+                [rows],
+                (Kind::Int64, Device::Cpu),
+            )),
+        )
+        .unwrap();
+        let seq = tch::no_grad(|| model.forward_seq_t(&batch, t as usize, None, false)).unwrap();
+        let mut state: Option<RecurrentState> = None;
+        for step in 0..t {
+            // Rows b * t + step of every sequence.
+            let idx = Tensor::from_slice(&(0..b).map(|s| s * t + step).collect::<Vec<_>>());
+            let one = ObsBatch::new(
+                batch.world.index_select(0, &idx),
+                batch.inventory.index_select(0, &idx),
+                batch.timestep.index_select(0, &idx),
+                batch.prev_action.as_ref().map(|p| p.index_select(0, &idx)),
+            )
+            .unwrap();
+            let out = model.forward(&one, state.as_ref()).unwrap();
+            let want = seq.flat_logits.index_select(0, &idx);
+            let diff = (&out.flat_logits - want).abs().max().double_value(&[]);
+            assert!(diff < 1e-4, "step {step}: {diff}");
+            state = Some(out.state);
+        }
+        let last = state.unwrap();
+        for (a, b) in last.tensors().iter().zip(seq.state.tensors()) {
+            assert!((a - b).abs().max().double_value(&[]) < 1e-5);
+        }
+    }
 
     /// A batching service thread must be able to own a model and its outputs.
     #[test]

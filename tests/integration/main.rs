@@ -21,4 +21,8 @@ mod nn;
 mod nn_service;
 // Recordings: durability, verification, the human data converted.
 mod recording;
+// Training: behaviour cloning learns and resumes; plots of its metrics.
+mod train;
+// AssistanceZero training: learning, resume, trained models as az: agents.
+mod train_assistant;
 mod vecenv;

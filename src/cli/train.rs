@@ -1,0 +1,169 @@
+//! `mbag train ...`: training networks. `bc` clones recorded human (or assistant)
+//! behaviour into a policy network; `assistant` trains an AssistanceZero
+//! assistant by self-play (its arguments are in `train_assistant`).
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+
+use super::train_assistant::{self, AssistantArgs};
+use crate::nn::DeviceChoice;
+use crate::train::bc::{self, BcConfig, RunOptions};
+
+/// Training subcommands.
+#[derive(Debug, Subcommand)]
+pub enum TrainCommand {
+    /// Train a policy by behaviour cloning on recordings (the paper's BC human
+    /// models).
+    ///
+    /// Every recording under --data is replayed through the simulator to get each
+    /// step's observation and valid actions for the players of the config's role
+    /// (`data.role`, default human); episodes are split into training and
+    /// validation, cut into sequences of `seq_len` steps, and the network learns
+    /// to predict each recorded action (cross-entropy over the valid actions).
+    /// The config file (JSON; see configs/train/bc_small.json and bc_paper.json)
+    /// holds the network, the optimizer and the schedule; unknown keys are errors.
+    ///
+    /// OUT gets metrics.jsonl (every metric; draw it with `mbag plot`),
+    /// checkpoints/ (every `checkpoint_every` steps; `--resume` continues from the
+    /// latest, losing at most that interval), config.json, and at the end
+    /// model.json + model.safetensors, usable as `bc:OUT/model.json`.
+    ///
+    /// Examples:
+    ///
+    /// mbag recording convert --out recordings/human
+    ///
+    /// mbag train bc --data recordings/human --config configs/train/bc_small.json --out runs/bc
+    ///
+    /// mbag train bc --data recordings/human --config configs/train/bc_small.json --out runs/bc --resume
+    ///
+    /// mbag plot runs/bc/metrics.jsonl --out runs/bc/curves.png
+    ///
+    /// mbag evaluate --human bc:runs/bc/model.json --assistant none --walking --episodes 10
+    Bc(BcArgs),
+    /// Train an AssistanceZero assistant by self-play (section 4.2 and appendix A
+    /// of the paper).
+    ///
+    /// Each iteration plays `training.rollout_len` moves in each of
+    /// `training.num_envs` environments: the human model (--human) as player 0,
+    /// the assistant as player 1 choosing every move by MCTS on the current
+    /// network (leaves of all environments batched on an inference thread). The
+    /// samples (observation, MCTS policy, discounted return, the true goal, the
+    /// human's action, the goal predicted at play time) go to a replay buffer;
+    /// then Adam minimises the paper's loss (policy towards the MCTS policy,
+    /// value, goal prediction, KL to the played goal predictions, the human's
+    /// action) on `training.samples_per_iteration` samples drawn from it.
+    ///
+    /// The config file (JSON; configs/train/assistant_small.json learns in
+    /// minutes on a CPU, assistant_paper.json is the paper's Table 14 for a GPU)
+    /// holds the env and its goals, the network, the search, the loop and the
+    /// loss weights; unknown keys are errors naming the key.
+    ///
+    /// OUT gets metrics.jsonl (every metric of every iteration: losses, goal %,
+    /// env steps/s, MCTS simulations/s, SGD samples/s; draw it with `mbag plot`),
+    /// checkpoints/ (every `training.checkpoint_every` iterations; --resume
+    /// continues from the latest, losing at most that interval), and at the end
+    /// model.json + model.safetensors, usable as `az:OUT/model.json`.
+    ///
+    /// Examples:
+    ///
+    /// mbag train assistant --human heuristic:lowest_block --config configs/train/assistant_small.json --out runs/az
+    ///
+    /// mbag train assistant --human heuristic:lowest_block --config configs/train/assistant_small.json --out runs/az --resume
+    ///
+    /// mbag plot runs/az/metrics.jsonl --out runs/az/curves.png
+    ///
+    /// mbag evaluate --human heuristic:lowest_block --assistant az:runs/az/model.json --goals tutorial --world-size 6x6x6 --horizon 100
+    Assistant(AssistantArgs),
+}
+
+/// Arguments of `mbag train bc`.
+#[derive(Debug, Args)]
+pub struct BcArgs {
+    /// Recordings to learn from: files or folders (searched recursively for
+    /// *.jsonl and *.jsonl.gz). Repeatable.
+    #[arg(long, required = true, num_args = 1..)]
+    pub data: Vec<PathBuf>,
+    /// The training config (JSON).
+    #[arg(long)]
+    pub config: PathBuf,
+    /// The output folder (created if missing).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Continue from the latest checkpoint in OUT (starts fresh if there is none).
+    #[arg(long)]
+    pub resume: bool,
+    /// Where to train: cpu, cuda, or auto (CUDA when available).
+    #[arg(long, default_value_t = DeviceChoice::Auto)]
+    pub device: DeviceChoice,
+    /// libtorch's intra-op threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Stop after this many steps of this invocation, checkpointing first (a
+    /// time-boxed run; `--resume` continues it).
+    #[arg(long)]
+    pub stop_after: Option<u64>,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Runs a training subcommand; returns the exit code.
+pub fn run(command: TrainCommand) -> anyhow::Result<u8> {
+    match command {
+        TrainCommand::Bc(args) => run_bc(args),
+        TrainCommand::Assistant(args) => train_assistant::run(args),
+    }
+}
+
+fn run_bc(args: BcArgs) -> anyhow::Result<u8> {
+    if let Some(n) = args.threads {
+        tch::set_num_threads(n as i32);
+    }
+    let config = BcConfig::read(&args.config)?;
+    let device = args.device.resolve()?;
+    let options = RunOptions {
+        data: args.data,
+        out: args.out.clone(),
+        device,
+        resume: args.resume,
+        progress_bar: !args.quiet,
+        stop_after: args.stop_after,
+    };
+    let report = bc::train(&config, &options)
+        .with_context(|| format!("training into {}", args.out.display()))?;
+    println!(
+        "{} steps ({} this run), {} samples, {:.1} samples/s on {device:?}",
+        report.steps, report.steps_this_run, report.samples, report.samples_per_s
+    );
+    println!("last training loss {:.4}", report.last_train_loss);
+    if let (Some(v), Some(b)) = (&report.validation, &report.baselines) {
+        println!(
+            "validation ({} targets): cross-entropy {:.4} (uniform {:.4}, frequency {:.4}), accuracy {:.4} (most frequent {:.4})",
+            v.count,
+            v.cross_entropy,
+            b.uniform.cross_entropy,
+            b.frequency.cross_entropy,
+            v.accuracy,
+            b.frequency.accuracy
+        );
+        for (g, (ce, acc, n)) in &v.by_group {
+            println!(
+                "  {:<6} {n:>6} targets: ce {ce:.4}, accuracy {acc:.4}",
+                g.name()
+            );
+        }
+    }
+    println!(
+        "{}: {}",
+        if report.finished {
+            "model"
+        } else {
+            "stopped; latest checkpoint"
+        },
+        report.model_path.display()
+    );
+    println!("metrics: {}", report.log_path.display());
+    Ok(0)
+}

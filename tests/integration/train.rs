@@ -1,0 +1,294 @@
+//! Training: behaviour cloning on the shared human data learns (it beats a
+//! uniform and a most-frequent-action baseline on held-out episodes), resumes
+//! exactly from its checkpoints, and its models load as agents; `mbag plot`
+//! draws the metrics log.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use mbag::nn::Model;
+use mbag::recording::convert::{convert_human_episode, human_episode_files};
+use mbag::train::bc::{self, BcConfig, RunOptions};
+use mbag::train::read_log;
+use tch::Device;
+
+fn mbag(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mbag"))
+        .args(args)
+        .output()
+        .expect("running mbag")
+}
+
+/// Converts the shared human episodes whose file names start with `prefix` (at
+/// most `limit`) into recordings in `dir`.
+fn convert(prefix: &str, limit: usize, dir: &Path) -> Vec<String> {
+    let files = human_episode_files(Path::new("../shared/data/human")).unwrap();
+    files
+        .iter()
+        .filter(|f| f.file_name().unwrap().to_string_lossy().starts_with(prefix))
+        .take(limit)
+        .map(|f| convert_human_episode(f, dir, false).unwrap().episode_id)
+        .collect()
+}
+
+/// A small conv network with every part of the paper's human model (previous
+/// action, residual blocks with dropout, a per-voxel LSTM), cheap enough for a
+/// test on two cores.
+fn config(extra: serde_json::Value) -> BcConfig {
+    let mut v = serde_json::json!({
+        "model": {"class": "mbag_convolutional_model", "net": {
+            "embedding_size": 8, "use_extra_features": true, "use_fc_after_embedding": true,
+            "num_conv_1_layers": 2, "num_layers": 4, "use_resnet": true, "dropout": 0.1,
+            "filter_size": 3, "hidden_size": 16, "hidden_channels": 16,
+            "num_action_layers": 2, "num_value_layers": 2, "use_prev_action": true,
+            "line_of_sight_masking": true, "scale_obs": true,
+            "interleave_lstm_every": 4, "lstm_size": 16
+        }},
+        "seq_len": 16,
+        "batch_size": 64,
+        "epochs": 1,
+        "optimizer": {"lr": 0.005, "grad_clip": 10.0},
+        "seed": 3,
+        "log_every": 5,
+        "checkpoint_every": 4,
+        "validation_sequences_per_batch": 16
+    });
+    for (k, x) in extra.as_object().unwrap() {
+        v[k] = x.clone();
+    }
+    BcConfig::parse(&v.to_string(), Path::new("test.json")).unwrap()
+}
+
+fn options(data: &Path, out: &Path) -> RunOptions {
+    RunOptions {
+        data: vec![data.to_path_buf()],
+        out: out.to_path_buf(),
+        device: Device::Cpu,
+        resume: false,
+        progress_bar: false,
+        stop_after: None,
+    }
+}
+
+/// Acceptance test of BC: trained briefly (50 steps of 64 samples) on five
+/// human-alone episodes, the
+/// model predicts the two held-out episodes' actions better than a uniform
+/// policy over the valid actions and than the training data's action
+/// frequencies (cross-entropy), and more often than the most frequent valid
+/// action (accuracy).
+#[test]
+fn bc_beats_uniform_and_most_frequent_baselines_on_held_out_episodes() {
+    let _torch = crate::nn::torch();
+    tch::set_num_threads(2);
+    let data = tempfile::tempdir().unwrap();
+    let ids = convert("human_alone", 7, data.path());
+    let out = tempfile::tempdir().unwrap();
+    let config = config(serde_json::json!({
+        "data": {"validation_episodes": [ids[1], ids[5]]},
+        "max_steps": 50,
+        "epochs": 5,
+        "checkpoint_every": 1000,
+        "validate_every": 1000,
+    }));
+    let report = bc::train(&config, &options(data.path(), out.path())).unwrap();
+    let valid = report.validation.unwrap();
+    let base = report.baselines.unwrap();
+    eprintln!(
+        "{} steps, {:.1} samples/s; held-out ce {:.3} (uniform {:.3}, frequency {:.3}), accuracy {:.3} (most frequent {:.3}, uniform {:.4})",
+        report.steps,
+        report.samples_per_s,
+        valid.cross_entropy,
+        base.uniform.cross_entropy,
+        base.frequency.cross_entropy,
+        valid.accuracy,
+        base.frequency.accuracy,
+        base.uniform.accuracy
+    );
+    assert_eq!(report.steps, 50);
+    assert!(valid.count > 500, "{} held-out targets", valid.count);
+    assert!(valid.cross_entropy < base.uniform.cross_entropy);
+    assert!(valid.cross_entropy < base.frequency.cross_entropy);
+    assert!(valid.accuracy > base.frequency.accuracy);
+    // Per-type metrics are logged for every type present.
+    let records = read_log(&report.log_path).unwrap();
+    let last = records
+        .iter()
+        .rev()
+        .find(|r| r.get("valid/ce").is_some())
+        .unwrap();
+    // (The converted human-alone episodes hold no NOOPs.)
+    for group in ["place", "break", "move"] {
+        assert!(
+            last.get(&format!("valid/ce_by_type/{group}")).is_some(),
+            "{group}"
+        );
+        assert!(
+            last.get(&format!("valid/accuracy_by_type/{group}"))
+                .is_some()
+        );
+    }
+    assert!(records.iter().any(|r| r.get("train/loss").is_some()));
+}
+
+fn weights(model: &Model) -> Vec<(String, Vec<f32>)> {
+    let mut all: Vec<(String, Vec<f32>)> = model
+        .var_store()
+        .variables()
+        .into_iter()
+        .map(|(k, t)| (k, Vec::<f32>::try_from(t.flatten(0, -1)).unwrap()))
+        .collect();
+    all.sort_by(|a, b| a.0.cmp(&b.0));
+    all
+}
+
+/// A run stopped after 5 steps and resumed ends with exactly the weights,
+/// step count and log of a run that was never interrupted.
+#[test]
+fn bc_resumes_exactly_from_its_checkpoint() {
+    let _torch = crate::nn::torch();
+    let data = tempfile::tempdir().unwrap();
+    let ids = convert("human_alone", 2, data.path());
+    let config = config(serde_json::json!({
+        "data": {"validation_episodes": [ids[1]]},
+        "max_steps": 8,
+        "batch_size": 32,
+        "validate_every": 4,
+    }));
+    let whole = tempfile::tempdir().unwrap();
+    let a = bc::train(&config, &options(data.path(), whole.path())).unwrap();
+    assert!(a.finished);
+    assert_eq!(a.steps, 8);
+
+    let parts = tempfile::tempdir().unwrap();
+    let mut first = options(data.path(), parts.path());
+    first.stop_after = Some(5);
+    let b1 = bc::train(&config, &first).unwrap();
+    assert!(!b1.finished);
+    assert_eq!(b1.steps, 5);
+    assert!(!bc::final_model(parts.path()).exists());
+    let mut second = options(data.path(), parts.path());
+    second.resume = true;
+    let b2 = bc::train(&config, &second).unwrap();
+    assert!(b2.finished);
+    assert_eq!((b2.steps, b2.steps_this_run), (8, 3));
+    assert_eq!(b2.samples, a.samples);
+
+    let wa = weights(&Model::load(&bc::final_model(whole.path()), Device::Cpu).unwrap());
+    let wb = weights(&Model::load(&bc::final_model(parts.path()), Device::Cpu).unwrap());
+    assert_eq!(wa.len(), wb.len());
+    for ((name, x), (_, y)) in wa.iter().zip(&wb) {
+        let diff = x
+            .iter()
+            .zip(y)
+            .map(|(p, q)| (p - q).abs())
+            .fold(0f32, f32::max);
+        assert!(diff <= 1e-6, "{name} differs by {diff}");
+    }
+    // The resumed log has each step once, in order, with the same losses.
+    let steps = |dir: &Path| -> Vec<(u64, Option<f64>)> {
+        read_log(&dir.join("metrics.jsonl"))
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r.step,
+                    r.get("train/loss")
+                        .or(r.get("valid/ce"))
+                        .map(|v| (v * 1e4).round()),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(steps(whole.path()), steps(parts.path()));
+    // Checkpoints hold the latest model in the shared format.
+    let latest = mbag::train::Checkpointer::new(parts.path(), 1)
+        .latest()
+        .unwrap()
+        .unwrap();
+    Model::load(&latest.model_config(), Device::Cpu).unwrap();
+}
+
+/// The trained model plays as `bc:` in `mbag evaluate` (the paper's walking
+/// setting), and `mbag plot` draws its metrics log.
+#[test]
+fn a_trained_model_plays_in_evaluate_and_its_log_plots() {
+    let _torch = crate::nn::torch();
+    let data = tempfile::tempdir().unwrap();
+    let ids = convert("human_alone", 2, data.path());
+    let out = tempfile::tempdir().unwrap();
+    let config = config(serde_json::json!({
+        "data": {"validation_episodes": [ids[0]]},
+        "max_steps": 3,
+        "log_every": 1,
+        "validate_every": 1,
+    }));
+    let report = bc::train(&config, &options(data.path(), out.path())).unwrap();
+    let model: PathBuf = report.model_path;
+    let spec = format!("bc:{}", model.display());
+    let json = out.path().join("eval.json");
+    let output = mbag(&[
+        "evaluate",
+        "--human",
+        &spec,
+        "--assistant",
+        "none",
+        "--walking",
+        "--goals",
+        "random",
+        "--horizon",
+        "5",
+        "--episodes",
+        "2",
+        "--threads",
+        "1",
+        "--device",
+        "cpu",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["per_episode"].as_array().unwrap().len(), 2);
+
+    let png = out.path().join("curves.png");
+    let log = out.path().join("metrics.jsonl");
+    let output = mbag(&[
+        "plot",
+        log.to_str().unwrap(),
+        "--out",
+        png.to_str().unwrap(),
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[1..4], b"PNG");
+    let width = u32::from_be_bytes(bytes[16..20].try_into().unwrap());
+    let height = u32::from_be_bytes(bytes[20..24].try_into().unwrap());
+    // Several panels (loss, ce, accuracy, by type, lr, ...) in a grid.
+    assert!(
+        (1000..=4000).contains(&width) && (700..=4000).contains(&height),
+        "{width}x{height}"
+    );
+    // Text is drawn: the image is not just lines on white (a font was found).
+    assert!(bytes.len() > 20_000, "{} bytes", bytes.len());
+
+    let output = mbag(&[
+        "plot",
+        log.to_str().unwrap(),
+        "--out",
+        png.to_str().unwrap(),
+        "--only",
+        "nothing-matches",
+    ]);
+    assert!(!output.status.success());
+}
