@@ -140,6 +140,10 @@ fn draw_panel<DB: DrawingBackend>(
         .draw()?;
     for (i, (name, points)) in panel.series.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
+        if points.len() == 1 {
+            // A line needs two points; a lone value (one validation) is a dot.
+            chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, color.filled())))?;
+        }
         chart
             .draw_series(LineSeries::new(
                 points.iter().copied(),

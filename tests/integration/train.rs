@@ -184,11 +184,13 @@ fn bc_resumes_exactly_from_its_checkpoint() {
             .fold(0f32, f32::max);
         assert!(diff <= 1e-6, "{name} differs by {diff}");
     }
-    // The resumed log has each step once, in order, with the same losses.
+    // The resumed log has each training record once, in order, with the same
+    // losses (the interrupted run also validated where it stopped).
     let steps = |dir: &Path| -> Vec<(u64, Option<f64>)> {
         read_log(&dir.join("metrics.jsonl"))
             .unwrap()
             .iter()
+            .filter(|r| r.get("train/loss").is_some() || r.step % 4 == 0)
             .map(|r| {
                 (
                     r.step,
@@ -291,4 +293,33 @@ fn a_trained_model_plays_in_evaluate_and_its_log_plots() {
         "nothing-matches",
     ]);
     assert!(!output.status.success());
+}
+
+/// Loading replays each episode into one sample per step of the human player,
+/// keeps the setting of most recordings (the tutorial's 6x6x6 episode is
+/// skipped beside two 11x10x10 ones) and reads the two-player episodes' human,
+/// player 1.
+#[test]
+fn loading_keeps_the_majority_setting_and_the_human_player() {
+    let data = tempfile::tempdir().unwrap();
+    convert("human_alone", 1, data.path());
+    convert("human_with_assistant", 1, data.path());
+    convert("tutorial", 1, data.path());
+    let ds = bc::Dataset::load(
+        &[data.path().to_path_buf()],
+        mbag::recording::header::Role::Human,
+        true,
+        &mut |_, _| {},
+    )
+    .unwrap();
+    assert_eq!(ds.stats.recordings, 3);
+    assert_eq!(ds.stats.skipped_recordings, 1);
+    assert_eq!(ds.size.axes(), [11, 10, 10]);
+    assert_eq!(ds.inventory_rows, 2);
+    let players: Vec<usize> = ds.episodes.iter().map(|e| e.player).collect();
+    assert_eq!(players, [0, 1]);
+    assert_eq!(ds.stats.replay_mismatches, 0);
+    assert!(ds.episodes.iter().all(|e| e.len() > 100));
+    // Most targets are learnable (valid under the replayed masks).
+    assert!(ds.stats.unlearnable_targets * 50 < ds.stats.steps);
 }

@@ -167,8 +167,10 @@ pub struct Dataset {
 
 impl Dataset {
     /// Reads the recordings under `paths` (files or folders), replays each, and
-    /// keeps the steps of every player whose role is `role`. Masks use line of
-    /// sight if `line_of_sight`. `on_file` is called after each file (for a
+    /// keeps the steps of every player whose role is `role`. A run trains on one
+    /// world size and action layout: that of most recordings; the others are
+    /// skipped with a warning (the tutorial's 6x6x6 episodes beside the study's
+    /// 11x10x10 ones). Masks use line of sight if `line_of_sight`. `on_file` is called after each file (for a
     /// progress bar).
     pub fn load(
         paths: &[PathBuf],
@@ -191,19 +193,47 @@ impl Dataset {
             .iter()
             .map(|f| Recording::read(f).map_err(|e| TrainError::Data(e.to_string())))
             .collect::<Result<Vec<_>, _>>()?;
+        // One world size and action layout per run: the setting of the most
+        // recordings wins (ties: the first), the others are skipped with a warning.
+        let mut settings = Vec::with_capacity(recordings.len());
+        for rec in &recordings {
+            let env = env_for(rec).map_err(|e| TrainError::Data(e.to_string()))?;
+            settings.push((env.size(), env.config().abilities));
+        }
+        let chosen = *settings
+            .iter()
+            .max_by_key(|s| {
+                let count = settings.iter().filter(|t| t == s).count();
+                let first = settings.iter().position(|t| t == *s).unwrap_or(0);
+                (count, std::cmp::Reverse(first))
+            })
+            .expect("at least one recording");
         let mut data: Option<Dataset> = None;
         let mut stats = LoadStats::default();
         for (i, rec) in recordings.iter().enumerate() {
             stats.recordings += 1;
             let env = env_for(rec).map_err(|e| TrainError::Data(e.to_string()))?;
             let (size, abilities) = (env.size(), env.config().abilities);
+            if (size, abilities) != chosen {
+                log::warn!(
+                    "{}: a {size} world with {abilities:?}, but most recordings are {} with {:?}; skipped (train on one setting at a time)",
+                    rec.path.display(),
+                    chosen.0,
+                    chosen.1
+                );
+                stats.skipped_recordings += 1;
+                on_file(i + 1, recordings.len());
+                continue;
+            }
             let ds = data.get_or_insert_with(|| Dataset {
                 size,
                 abilities,
                 layout: *env.layout(),
                 inventory_rows: recordings
                     .iter()
-                    .map(|r| r.header.players.len())
+                    .zip(&settings)
+                    .filter(|(_, s)| **s == chosen)
+                    .map(|(r, _)| r.header.players.len())
                     .max()
                     .unwrap_or(1),
                 env_config: rec.header.config.clone(),
@@ -211,17 +241,6 @@ impl Dataset {
                 stats: LoadStats::default(),
                 words: env.layout().len().div_ceil(64),
             });
-            if size != ds.size || abilities != ds.abilities {
-                return Err(TrainError::Data(format!(
-                    "{}: a {size} world with {abilities:?}, but {} is {} with {:?}; train on one setting at a time",
-                    rec.path.display(),
-                    ds.episodes
-                        .first()
-                        .map_or(String::new(), |e| e.path.display().to_string()),
-                    ds.size,
-                    ds.abilities
-                )));
-            }
             let players: Vec<usize> = rec
                 .header
                 .players
@@ -247,13 +266,12 @@ impl Dataset {
             }
             on_file(i + 1, recordings.len());
         }
-        let mut ds = data.expect("at least one recording");
-        if ds.episodes.is_empty() {
+        let Some(mut ds) = data.filter(|d| !d.episodes.is_empty()) else {
             return Err(TrainError::Data(format!(
                 "none of the {} recordings has a {role:?} player",
                 recordings.len()
             )));
-        }
+        };
         ds.stats = stats;
         Ok(ds)
     }

@@ -554,12 +554,15 @@ pub fn train(config: &BcConfig, options: &RunOptions) -> Result<BcReport, TrainE
             window = ScoreSums::default();
             window_loss = (0.0, 0);
         }
+        let stop_now = options
+            .stop_after
+            .is_some_and(|n| progress.step - start_step >= n);
         let validate_now = if config.validate_every == 0 {
             epoch_done
         } else {
             progress.step % config.validate_every == 0
         };
-        if !valid_seqs.is_empty() && (validate_now || at_end) {
+        if !valid_seqs.is_empty() && (validate_now || at_end || stop_now) {
             let scores = validate(&model)?;
             write_validation(&mut log, &progress, &scores)?;
             log::info!(
@@ -570,9 +573,6 @@ pub fn train(config: &BcConfig, options: &RunOptions) -> Result<BcReport, TrainE
             );
             last_valid = Some(scores);
         }
-        let stop_now = options
-            .stop_after
-            .is_some_and(|n| progress.step - start_step >= n);
         if progress.step % config.checkpoint_every == 0 || at_end || stop_now {
             progress.wall_s = log.wall_s();
             last_checkpoint = Some(checkpointer.save(&model, &adam, &progress, &config_json)?);
