@@ -275,9 +275,11 @@ pub fn watch(args: WatchArgs) -> anyhow::Result<u8> {
     run(Mode::Watch, &args.common, seats, None)
 }
 
+/// The person's seat; in emulated Minecraft `none` leaves the person idle.
 fn person(common: &DaemonArgs, emulated_human: AgentSpec) -> Seat {
     Seat::Person {
-        emulated_by: is_emulated(common).then_some(EmulatedPerson::Agent(emulated_human)),
+        emulated_by: (is_emulated(common) && !emulated_human.is_none())
+            .then_some(EmulatedPerson::Agent(emulated_human)),
     }
 }
 

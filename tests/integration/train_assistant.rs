@@ -210,3 +210,62 @@ fn trained_models_play_as_az_agents() {
         assert!(share.is_finite(), "{}", path.display());
     }
 }
+
+/// A trained assistant (here trained for the walking setting the daemon plays)
+/// loads in `mbag play --emulated` and plays a recorded episode that verifies.
+#[test]
+fn a_trained_assistant_plays_in_emulated_minecraft() {
+    let _torch = crate::nn::torch();
+    let dir = tempfile::tempdir().unwrap();
+    let config = tiny_config(dir.path());
+    let mut walking: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    walking["env"]["abilities"]["teleportation"] = false.into();
+    std::fs::write(&config, walking.to_string()).unwrap();
+    let out = dir.path().join("run");
+    // The lowest-block heuristic needs teleportation; a human who stays put
+    // works in any setting.
+    mbag(&[
+        "train",
+        "assistant",
+        "--human",
+        "heuristic:noop",
+        "--config",
+        config.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--device",
+        "cpu",
+        "-q",
+        "--iterations",
+        "1",
+    ]);
+    let model = out.join("model.json");
+    let recording = dir.path().join("play.jsonl");
+    let spec = format!("az:{}?sims=2", model.display());
+    mbag(&[
+        "play",
+        "--emulated",
+        "--world-size",
+        "6x6x6",
+        "--goals",
+        "tutorial",
+        "--assistant",
+        &spec,
+        "--emulated-human",
+        "none",
+        "--max-steps",
+        "10",
+        "--step-period",
+        "0.3",
+        "--out",
+        recording.to_str().unwrap(),
+        "-q",
+    ]);
+    let verified = mbag(&["recording", "verify", recording.to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&verified.stdout).contains("1 passed, 0 failed"),
+        "{}",
+        String::from_utf8_lossy(&verified.stdout)
+    );
+}
