@@ -39,6 +39,10 @@ use crate::sim::coords::{PlayerId, PlayerPos};
 use crate::sim::env::{Env, StepOutcome};
 use crate::sim::viewpoint::Interaction;
 
+/// Latency samples kept per measure (a long session's first hours are plenty
+/// for percentiles; memory stays bounded).
+const MAX_LATENCY_SAMPLES: usize = 200_000;
+
 /// The longest the end of an episode waits for AI actions in flight.
 const END_SETTLE_LIMIT: Duration = Duration::from_secs(60);
 
@@ -730,6 +734,7 @@ impl Lockstep {
             }
             let mut state = self.env.state().clone();
             divergence::apply(&mut state, &report.repairs);
+            let mut inventory_players: Vec<usize> = Vec::new();
             for repair in &report.repairs {
                 match repair {
                     Repair::SetBlock { cell, block } => {
@@ -739,13 +744,8 @@ impl Lockstep {
                         edits.block_states.push([cell.x, cell.y, cell.z, 0]);
                     }
                     Repair::SetSlot { player, .. } => {
-                        let inv = &state.inventories[player.0];
-                        for b in 0..crate::sim::block::NUM_BLOCKS {
-                            edits.inv.push([
-                                player.0 as i32,
-                                b as i32,
-                                inv.count(BlockId(b as u8)),
-                            ]);
+                        if !inventory_players.contains(&player.0) {
+                            inventory_players.push(player.0);
                         }
                     }
                     Repair::SetPosition { player, position } => {
@@ -761,7 +761,15 @@ impl Lockstep {
                     }
                 }
             }
-            edits.inv.dedup();
+            // A player's repaired inventory is recorded once, as block counts.
+            for &p in &inventory_players {
+                let inv = &state.inventories[p];
+                for b in 0..crate::sim::block::NUM_BLOCKS {
+                    edits
+                        .inv
+                        .push([p as i32, b as i32, inv.count(BlockId(b as u8))]);
+                }
+            }
             self.env.set_state(state);
         }
         let positions: Vec<PlayerPos> = self.env.state().player_positions.clone();
@@ -840,7 +848,9 @@ impl Lockstep {
                         self.stats.undecodable += 1;
                     }
                 }
-                self.stats.observation_to_update.push(arrived.elapsed());
+                if self.stats.observation_to_update.len() < MAX_LATENCY_SAMPLES {
+                    self.stats.observation_to_update.push(arrived.elapsed());
+                }
                 let view = &self.detector.state().players[role];
                 let due = self.missing.check(
                     self.env.config(),

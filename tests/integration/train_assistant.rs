@@ -26,11 +26,15 @@ fn mbag(args: &[&str]) -> Output {
 }
 
 fn train(config: &Path, out: &Path, extra: &[&str]) {
+    train_with("heuristic:lowest_block", config, out, extra);
+}
+
+fn train_with(human: &str, config: &Path, out: &Path, extra: &[&str]) {
     let mut args = vec![
         "train",
         "assistant",
         "--human",
-        "heuristic:lowest_block",
+        human,
         "--config",
         config.to_str().unwrap(),
         "--out",
@@ -225,21 +229,7 @@ fn a_trained_assistant_plays_in_emulated_minecraft() {
     let out = dir.path().join("run");
     // The lowest-block heuristic needs teleportation; a human who stays put
     // works in any setting.
-    mbag(&[
-        "train",
-        "assistant",
-        "--human",
-        "heuristic:noop",
-        "--config",
-        config.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--device",
-        "cpu",
-        "-q",
-        "--iterations",
-        "1",
-    ]);
+    train_with("heuristic:noop", &config, &out, &["--iterations", "1"]);
     let model = out.join("model.json");
     let recording = dir.path().join("play.jsonl");
     let spec = format!("az:{}?sims=2", model.display());
