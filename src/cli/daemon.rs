@@ -458,7 +458,7 @@ pub(crate) fn execute(
         "{} steps, goal {:.1}% built; {} human actions detected, {} divergences repaired, \
          {} syncs deferred while the assistant's commands ran",
         report.steps,
-        report.goal_percentage * 100.0,
+        report.env.goal_percentage(0) * 100.0,
         report.stats.human_actions,
         report.stats.divergences,
         report.stats.syncs_skipped
@@ -487,7 +487,7 @@ fn show_progress(mut view: watch::Receiver<crate::daemon::lockstep::StepView>, m
         while view.changed().await.is_ok() {
             let v = view.borrow_and_update().clone();
             bar.set_position(v.steps);
-            bar.set_message(format!(", goal {:.1}%", v.goal_percentage * 100.0));
+            bar.set_message(format!(", goal {:.1}%", v.env.goal_percentage(0) * 100.0));
         }
         bar.finish_and_clear();
     });

@@ -166,8 +166,6 @@ pub struct EpisodeReport {
     pub recording: Option<PathBuf>,
     /// Steps taken.
     pub steps: u64,
-    /// Player 0's goal percentage at the end.
-    pub goal_percentage: f64,
     /// The simulator at the end.
     pub env: Env,
     /// The loop's measurements.
@@ -477,7 +475,6 @@ pub async fn run_episode(
     // Agent threads are joined off the runtime's workers.
     let _ = tokio::task::spawn_blocking(move || drop(controllers)).await;
     Ok(EpisodeReport {
-        goal_percentage: final_env.goal_percentage(0),
         end,
         recording,
         steps,

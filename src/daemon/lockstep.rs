@@ -88,8 +88,6 @@ pub enum Controller {
 pub struct StepView {
     /// Steps taken.
     pub steps: u64,
-    /// Player 0's goal percentage, 0..1.
-    pub goal_percentage: f64,
     /// The simulator after the step.
     pub env: Arc<Env>,
     /// The episode is ending: an emulated person stops acting, so that the final
@@ -273,7 +271,6 @@ impl Lockstep {
             .collect();
         let (progress, view) = watch::channel(StepView {
             steps: 0,
-            goal_percentage: env.goal_percentage(0),
             env: Arc::new(env.clone()),
             closing: false,
         });
@@ -800,7 +797,6 @@ impl Lockstep {
         }
         let _ = self.progress.send(StepView {
             steps: self.steps,
-            goal_percentage: self.env.goal_percentage(0),
             env: Arc::new(self.env.clone()),
             closing: false,
         });
