@@ -12,7 +12,7 @@ use tch::Tensor;
 use crate::sim::obs::Observation;
 
 /// One assistant step, with every training target.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Sample {
     /// The assistant's observation.
     pub observation: Observation,
@@ -116,6 +116,16 @@ impl ReplayBuffer {
             fragments: VecDeque::new(),
             samples: 0,
         }
+    }
+
+    /// The most samples held (an older fragment goes once a new one passes it).
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// The fragments held, oldest first.
+    pub fn fragments(&self) -> impl ExactSizeIterator<Item = &Fragment> {
+        self.fragments.iter()
     }
 
     /// Samples held.
