@@ -165,6 +165,28 @@ pub struct FlatDist {
 }
 
 impl FlatDist {
+    /// The distribution proportional to `weights` (one per flat action; zero,
+    /// negative and non-finite weights get no mass), empty if no weight is
+    /// positive.
+    pub fn from_weights(weights: &[f64]) -> Self {
+        let ok = |w: f64| w.is_finite() && w > 0.0;
+        let total: f64 = weights.iter().copied().filter(|&w| ok(w)).sum();
+        let entries = if total > 0.0 {
+            weights
+                .iter()
+                .enumerate()
+                .filter(|&(_, &w)| ok(w))
+                .map(|(i, &w)| (i, w / total))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Self {
+            len: weights.len(),
+            entries,
+        }
+    }
+
     /// The size of the flat action space (0 before the first flattening).
     pub fn space_len(&self) -> usize {
         self.len

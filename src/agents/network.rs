@@ -13,10 +13,10 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 
+use rand::SeedableRng;
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
 
-use super::{Agent, AgentError, Internals};
+use super::{Agent, AgentError, FlatDist, Internals};
 use crate::mcts::search::sample_weighted;
 use crate::mcts::{Decision, Evaluator, LeafQuery, MctsConfig, Search};
 use crate::sim::action::{Action, FlatLayout};
@@ -65,6 +65,9 @@ pub struct PolicyAgent<E: Evaluator> {
     masks: MaskCache,
     mask: Vec<bool>,
     times: MoveTimes,
+    /// Keep the distribution each action was sampled from ([`Agent::internals`]).
+    record: bool,
+    last_dist: FlatDist,
 }
 
 impl<E: Evaluator> PolicyAgent<E> {
@@ -85,6 +88,8 @@ impl<E: Evaluator> PolicyAgent<E> {
             masks: MaskCache::default(),
             mask: Vec::new(),
             times: MoveTimes::default(),
+            record: false,
+            last_dist: FlatDist::default(),
         }
     }
 
@@ -146,12 +151,14 @@ where
             agent: "PolicyAgent",
             message: "the evaluator returned no answer".into(),
         })?;
-        let flat = sample_masked(
-            &answer.policy_logits,
-            &self.mask,
-            self.temperature,
-            &mut self.rng,
-        );
+        let weights = masked_weights(&answer.policy_logits, &self.mask, self.temperature);
+        let flat = match &weights {
+            Some(w) => sample_weighted(w, &mut self.rng),
+            None => 0,
+        };
+        if self.record {
+            self.last_dist = weights.map_or_else(FlatDist::default, |w| FlatDist::from_weights(&w));
+        }
         self.state = answer.state;
         self.prev_action = flat;
         self.times.record(started.elapsed());
@@ -161,8 +168,18 @@ where
         })
     }
 
+    fn record_internals(&mut self, on: bool) {
+        self.record = on;
+    }
+
+    /// The distribution the last action was sampled from, while recording
+    /// (self-play uses it as the other-player head's target).
     fn internals(&self) -> Internals<'_> {
-        Internals::None
+        if self.record {
+            Internals::Distribution(&self.last_dist)
+        } else {
+            Internals::None
+        }
     }
 }
 
@@ -174,6 +191,8 @@ pub struct SearchAgent<E: Evaluator> {
     prev_action: usize,
     last: Option<Decision<E::State>>,
     times: MoveTimes,
+    record: bool,
+    last_dist: FlatDist,
 }
 
 impl<E: Evaluator> SearchAgent<E> {
@@ -194,6 +213,8 @@ impl<E: Evaluator> SearchAgent<E> {
             prev_action: 0,
             last: None,
             times: MoveTimes::default(),
+            record: false,
+            last_dist: FlatDist::default(),
         }
     }
 
@@ -256,6 +277,10 @@ where
         let flat = decision.action;
         self.state = decision.state_out.clone();
         self.prev_action = flat;
+        if self.record {
+            let weights: Vec<f64> = decision.policy.iter().map(|&p| f64::from(p)).collect();
+            self.last_dist = FlatDist::from_weights(&weights);
+        }
         self.last = Some(decision);
         self.times.record(started.elapsed());
         self.search
@@ -267,8 +292,18 @@ where
             })
     }
 
+    fn record_internals(&mut self, on: bool) {
+        self.record = on;
+    }
+
+    /// The tree policy of the last move, while recording (the reference's piKL
+    /// humans report it as their action distribution).
     fn internals(&self) -> Internals<'_> {
-        Internals::None
+        if self.record {
+            Internals::Distribution(&self.last_dist)
+        } else {
+            Internals::None
+        }
     }
 }
 
@@ -279,9 +314,9 @@ fn failed(agent: &'static str, error: &dyn std::error::Error) -> AgentError {
     }
 }
 
-/// Samples a flat action from `logits / temperature` restricted to `mask`; NOOP
-/// if nothing is valid.
-fn sample_masked(logits: &[f32], mask: &[bool], temperature: f32, rng: &mut impl Rng) -> usize {
+/// The unnormalised probabilities of `softmax(logits / temperature)` restricted
+/// to `mask`; `None` if nothing is valid.
+fn masked_weights(logits: &[f32], mask: &[bool], temperature: f32) -> Option<Vec<f64>> {
     let t = temperature.max(1e-6);
     let max = logits
         .iter()
@@ -290,7 +325,7 @@ fn sample_masked(logits: &[f32], mask: &[bool], temperature: f32, rng: &mut impl
         .map(|(&l, _)| l / t)
         .fold(f32::NEG_INFINITY, f32::max);
     if !max.is_finite() {
-        return 0;
+        return None;
     }
     let weights: Vec<f64> = logits
         .iter()
@@ -303,7 +338,7 @@ fn sample_masked(logits: &[f32], mask: &[bool], temperature: f32, rng: &mut impl
             }
         })
         .collect();
-    sample_weighted(&weights, rng)
+    Some(weights)
 }
 
 #[cfg(test)]
@@ -352,6 +387,10 @@ mod tests {
         }
     }
 
+    fn sample_masked(logits: &[f32], mask: &[bool], t: f32, rng: &mut StdRng) -> usize {
+        masked_weights(logits, mask, t).map_or(0, |w| sample_weighted(&w, rng))
+    }
+
     #[test]
     fn masked_sampling_never_picks_an_invalid_action() {
         let logits = [5.0, 0.0, 9.0, 1.0];
@@ -369,5 +408,12 @@ mod tests {
         let mut rng = StdRng::seed_from_u64(2);
         assert!((0..200).all(|_| sample_masked(&logits, &mask, 0.05, &mut rng) == 0));
         assert_eq!(sample_masked(&logits, &[false; 4], 1.0, &mut rng), 0);
+        // The recorded distribution is the one sampled from, normalised.
+        let dist = FlatDist::from_weights(&masked_weights(&logits, &mask, 1.0).unwrap());
+        let total = 1.0 + 1f64.exp() + 5f64.exp();
+        assert_eq!(dist.space_len(), 4);
+        assert_eq!(dist.prob(2), 0.0);
+        assert!((dist.prob(0) - 5f64.exp() / total).abs() < 1e-6);
+        assert!((dist.prob(3) - 1f64.exp() / total).abs() < 1e-6);
     }
 }

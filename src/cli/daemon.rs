@@ -100,6 +100,12 @@ pub struct DaemonArgs {
     /// Where network agents run: cpu, cuda or auto.
     #[arg(long, value_name = "DEVICE", default_value = "auto")]
     pub device: DeviceChoice,
+    /// libtorch's intra-op threads for network agents [default on the CPU: half
+    /// the cores, at least 1]. The daemon's loop, agent and Minecraft threads
+    /// share the cores with inference; libtorch's own default of one thread per
+    /// core makes them contend and the steps slower.
+    #[arg(long, value_name = "N", value_parser = super::torch_threads::parse)]
+    pub torch_threads: Option<usize>,
     /// How long to wait for Minecraft to start the mission, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 120.0)]
     pub start_timeout: f64,
@@ -408,6 +414,8 @@ fn run(
         episode_id,
         start_from: None,
     };
+    // The loop and the two runtime workers count as two busy threads.
+    super::torch_threads::apply(common.torch_threads, common.device, 2);
     execute(settings, Some(goals.as_mut()), common.device, common.quiet)
 }
 

@@ -148,6 +148,12 @@ pub struct EvaluateArgs {
     /// How long the inference thread waits to fill a batch, in microseconds.
     #[arg(long, value_name = "US", default_value_t = 500)]
     pub max_wait_us: u64,
+    /// libtorch's intra-op threads for network agents [default on the CPU: the
+    /// cores divided by --threads, at least 1]. libtorch otherwise starts one per
+    /// core, which fight the episode workers: on 2 cores with 2 workers a network
+    /// agent runs about ten times slower. Ignored by heuristic-only runs.
+    #[arg(long, value_name = "N", value_parser = super::torch_threads::parse)]
+    pub torch_threads: Option<usize>,
 }
 
 pub(crate) fn parse_world_size(text: &str) -> Result<WorldSize, String> {
@@ -252,6 +258,9 @@ pub fn run(args: EvaluateArgs) -> anyhow::Result<u8> {
             .unwrap_or(1)
     });
     anyhow::ensure!(threads > 0, "--threads must be positive");
+    // Before any model is built: the inference threads take the count when they
+    // first run an operator.
+    super::torch_threads::apply(args.torch_threads, args.device, threads);
     let (human, assistant) = match args.sims {
         Some(k) => (
             args.human.clone().with_default_sims(k),

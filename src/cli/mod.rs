@@ -9,6 +9,7 @@ mod nn;
 mod plot;
 mod probe;
 mod recording;
+mod torch_threads;
 mod train;
 mod train_assistant;
 mod verify;

@@ -41,7 +41,7 @@ pub struct AssistantArgs {
     /// libtorch's intra-op threads [default: 1 on the CPU, where the self-play
     /// threads (`training.threads`) already use the cores and more threads only
     /// contend; libtorch's choice on CUDA].
-    #[arg(long, value_name = "T")]
+    #[arg(long, value_name = "T", value_parser = super::torch_threads::parse)]
     pub torch_threads: Option<usize>,
     /// No progress bar.
     #[arg(long, short)]
@@ -60,7 +60,7 @@ pub fn run(args: AssistantArgs) -> anyhow::Result<u8> {
         .resolve()
         .with_context(|| format!("--device {}", args.device))?;
     match (args.torch_threads, device) {
-        (Some(n), _) => tch::set_num_threads(n.max(1) as i32),
+        (Some(n), _) => tch::set_num_threads(n as i32),
         (None, tch::Device::Cpu) => tch::set_num_threads(1),
         (None, _) => {}
     }

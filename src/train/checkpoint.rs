@@ -6,7 +6,9 @@
 //!   agent specs;
 //! - `optimizer.safetensors`: the [`Adam`] state;
 //! - `progress.json`: [`Progress`] (step, epoch, seed, data order, and the
-//!   trainer's own `extra` fields) plus the training config it was made under.
+//!   trainer's own `extra` fields) plus the training config it was made under;
+//! - whatever else the trainer writes into the folder ([`Checkpointer::save_with`]),
+//!   such as the assistant trainer's replay buffer.
 //!
 //! The folder is written under a temporary name and renamed into place, then
 //! `<out>/checkpoints/latest` (the folder's name) is replaced the same way, so a
@@ -89,6 +91,11 @@ impl CheckpointPaths {
     pub fn progress(&self) -> PathBuf {
         self.dir.join(PROGRESS_FILE)
     }
+
+    /// A file a trainer wrote into the folder ([`Checkpointer::save_with`]).
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
 }
 
 /// A checkpoint read back: everything but the optimizer, which needs the model's
@@ -142,6 +149,20 @@ impl Checkpointer {
         progress: &Progress,
         config: &Value,
     ) -> Result<CheckpointPaths, TrainError> {
+        self.save_with(model, adam, progress, config, &mut |_| Ok(()))
+    }
+
+    /// [`Checkpointer::save`], with `extra` writing the trainer's own files into
+    /// the folder (given its temporary path) before it is renamed into place,
+    /// so they appear together with the rest or not at all.
+    pub fn save_with(
+        &self,
+        model: &Model,
+        adam: &Adam,
+        progress: &Progress,
+        config: &Value,
+        extra: &mut dyn FnMut(&Path) -> Result<(), TrainError>,
+    ) -> Result<CheckpointPaths, TrainError> {
         std::fs::create_dir_all(&self.root).map_err(TrainError::io(&self.root))?;
         let name = format!("step_{:09}", progress.step);
         let final_dir = self.root.join(&name);
@@ -160,6 +181,7 @@ impl Checkpointer {
         let text = serde_json::to_string_pretty(&doc).expect("progress serialises") + "\n";
         let progress_path = tmp_dir.join(PROGRESS_FILE);
         std::fs::write(&progress_path, text).map_err(TrainError::io(&progress_path))?;
+        extra(&tmp_dir)?;
         sync_dir(&tmp_dir);
         if final_dir.exists() {
             // A checkpoint of the same step from an earlier, crashed run.

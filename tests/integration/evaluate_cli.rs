@@ -164,3 +164,55 @@ fn shared_checkpoints_play_end_to_end() {
         }
     }
 }
+
+/// `--torch-threads` sets libtorch's intra-op threads before a network agent
+/// runs, and 0 is refused with the reason, as in the daemon's commands.
+#[test]
+fn torch_threads_are_set_and_zero_is_refused() {
+    let _torch = crate::nn::torch();
+    let output = mbag(&[
+        "evaluate",
+        "--human",
+        "bc:../shared/models/az_test_human.json",
+        "--assistant",
+        "none",
+        "--walking",
+        "--goals",
+        "random",
+        "--horizon",
+        "3",
+        "--episodes",
+        "1",
+        "--threads",
+        "1",
+        "--torch-threads",
+        "1",
+        "--device",
+        "cpu",
+        "-q",
+        "-v",
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("libtorch intra-op threads: 1"), "{stderr}");
+    for command in [
+        &[
+            "evaluate",
+            "--human",
+            "heuristic:noop",
+            "--assistant",
+            "none",
+        ][..],
+        &["play", "--emulated", "--assistant", "none"][..],
+    ] {
+        let mut args = command.to_vec();
+        args.extend(["--torch-threads", "0"]);
+        let output = mbag(&args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("--torch-threads") && stderr.contains("at least 1"),
+            "{stderr}"
+        );
+    }
+}

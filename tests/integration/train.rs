@@ -259,6 +259,18 @@ fn a_trained_model_plays_in_evaluate_and_its_log_plots() {
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(report["per_episode"].as_array().unwrap().len(), 2);
 
+    // Validation logs whole-episode scores per action type, and the zero-state
+    // sequences' beside them.
+    let records = read_log(&out.path().join("metrics.jsonl")).unwrap();
+    let validation = records
+        .iter()
+        .rev()
+        .find(|r| r.get("valid/ce").is_some())
+        .unwrap();
+    assert!(validation.get("valid/accuracy_by_type/place").is_some());
+    assert!(validation.get("valid_cut/ce").is_some());
+    assert!(validation.get("valid_cut/ce_by_type/place").is_some());
+
     let png = out.path().join("curves.png");
     let log = out.path().join("metrics.jsonl");
     let output = mbag(&[
@@ -293,6 +305,58 @@ fn a_trained_model_plays_in_evaluate_and_its_log_plots() {
         "nothing-matches",
     ]);
     assert!(!output.status.success());
+}
+
+/// Whole-episode validation carries the recurrent state from one sequence of
+/// an episode to the next: its scores do not depend on where the episode is
+/// cut (sequences of 16 steps or one sequence per episode), whereas the
+/// zero-state sequences training uses score differently; every learnable step
+/// is scored once, with cross-entropy and accuracy per action type.
+#[test]
+fn whole_episode_validation_carries_the_state_across_sequences() {
+    let _torch = crate::nn::torch();
+    let data = tempfile::tempdir().unwrap();
+    convert("human_alone", 2, data.path());
+    let ds = bc::Dataset::load(
+        &[data.path().to_path_buf()],
+        mbag::recording::header::Role::Human,
+        true,
+        &mut |_, _| {},
+    )
+    .unwrap();
+    let config = config(serde_json::json!({}));
+    tch::manual_seed(0);
+    let model = Model::new(
+        bc::model_config(&config.model, &ds, "test").unwrap(),
+        Device::Cpu,
+    )
+    .unwrap();
+    let episodes: Vec<usize> = (0..ds.episodes.len()).collect();
+    let longest = ds.episodes.iter().map(|e| e.len()).max().unwrap();
+    let whole = bc::evaluate_episodes(&model, &ds, &episodes, 16, 2).unwrap();
+    let uncut = bc::evaluate_episodes(&model, &ds, &episodes, longest, 1).unwrap();
+    let cut = bc::evaluate(&model, &ds, &ds.sequences(&episodes, 16), 16, 8).unwrap();
+    eprintln!(
+        "untrained: whole episodes ce {:.5} acc {:.4}, one sequence ce {:.5}, cut ce {:.5}",
+        whole.cross_entropy, whole.accuracy, uncut.cross_entropy, cut.cross_entropy
+    );
+    assert_eq!(whole.count, ds.learnable_steps(&episodes));
+    assert_eq!((uncut.count, cut.count), (whole.count, whole.count));
+    assert!((whole.cross_entropy - uncut.cross_entropy).abs() < 1e-4);
+    assert!((whole.accuracy - uncut.accuracy).abs() < 1e-3);
+    assert!(
+        (whole.cross_entropy - cut.cross_entropy).abs() > 1e-4,
+        "the state carried through should change the scores"
+    );
+    for group in ["place", "break", "move"] {
+        let (ce, acc, n) = whole
+            .by_group
+            .iter()
+            .find(|(g, _)| g.name() == group)
+            .map(|(_, v)| *v)
+            .unwrap_or_else(|| panic!("no {group} targets"));
+        assert!(n > 0 && ce.is_finite() && (0.0..=1.0).contains(&acc));
+    }
 }
 
 /// Loading replays each episode into one sample per step of the human player,

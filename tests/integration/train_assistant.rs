@@ -6,6 +6,10 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use mbag::nn::ModelConfig;
+use mbag::sim::coords::WorldSize;
+use mbag::train::assistant::replay::{ReplayBuffer, Sample};
+use mbag::train::assistant::replay_file::{REPLAY_FILE, ReplayShape, read_replay};
 use serde_json::Value;
 
 fn mbag(args: &[&str]) -> Output {
@@ -189,6 +193,99 @@ fn a_stopped_run_resumes_from_its_checkpoint() {
     assert_eq!(second["progress"]["epoch"], 4);
     assert!(second["progress"]["step"].as_u64().unwrap() > steps);
     assert_eq!(log_epochs(&out.join("metrics.jsonl")), [1, 2, 3, 4]);
+}
+
+/// The checkpoint folder of `out` made after `epoch` iterations.
+fn checkpoint_at(out: &Path, epoch: u64) -> std::path::PathBuf {
+    std::fs::read_dir(out.join("checkpoints"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|dir| {
+            let Ok(text) = std::fs::read_to_string(dir.join("progress.json")) else {
+                return false;
+            };
+            let v: Value = serde_json::from_str(&text).unwrap();
+            v["progress"]["epoch"] == epoch
+        })
+        .unwrap_or_else(|| panic!("no checkpoint of iteration {epoch} in {}", out.display()))
+}
+
+fn read_buffer(checkpoint: &Path) -> ReplayBuffer {
+    let model = ModelConfig::read(&checkpoint.join("model.json")).unwrap();
+    let shape = ReplayShape {
+        size: WorldSize::new(6, 6, 6),
+        num_players: 2,
+        n_actions: model.n_actions(),
+    };
+    read_replay(&checkpoint.join(REPLAY_FILE), &shape, usize::MAX).unwrap()
+}
+
+fn samples(buffer: &ReplayBuffer) -> Vec<&Sample> {
+    buffer.fragments().flat_map(|f| f.samples.iter()).collect()
+}
+
+/// Every checkpoint holds the replay buffer, and `--resume` trains on it: a run
+/// of 2 iterations holds the same buffer as an uninterrupted run of 3 after its
+/// second (one self-play thread, so the runs are reproducible), and after
+/// resuming to 3 its buffer is that buffer followed by the third iteration's
+/// fragments. A damaged buffer file stops `--resume` with its path.
+#[test]
+fn a_resumed_run_keeps_its_replay_buffer() {
+    let _torch = crate::nn::torch();
+    let dir = tempfile::tempdir().unwrap();
+    let config = tiny_config(dir.path());
+    let mut c: Value = serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    c["training"]["iterations"] = 3.into();
+    c["training"]["checkpoint_every"] = 1.into();
+    c["training"]["threads"] = 1.into();
+    std::fs::write(&config, c.to_string()).unwrap();
+    let whole = dir.path().join("whole");
+    train(&config, &whole, &[]);
+    let cut = dir.path().join("cut");
+    train(&config, &cut, &["--iterations", "2"]);
+    let at_2 = checkpoint_at(&cut, 2);
+    let size = std::fs::metadata(at_2.join(REPLAY_FILE)).unwrap().len();
+    let stopped = read_buffer(&at_2);
+    eprintln!(
+        "replay buffer after 2 iterations: {} samples in {} fragments, {size} bytes",
+        stopped.len(),
+        stopped.fragments().len()
+    );
+    assert_eq!(stopped.len(), 2 * 2 * 6, "2 iterations of 2 envs x 6 steps");
+    assert_eq!(
+        samples(&stopped),
+        samples(&read_buffer(&checkpoint_at(&whole, 2)))
+    );
+    train(&config, &cut, &["--resume"]);
+    let resumed = read_buffer(&checkpoint_at(&cut, 3));
+    assert_eq!(resumed.len(), 3 * 2 * 6);
+    let all = samples(&resumed);
+    assert_eq!(all[..stopped.len()], samples(&stopped));
+
+    // A buffer cut short is refused by name rather than trained without.
+    let latest = checkpoint_at(&cut, 3).join(REPLAY_FILE);
+    let bytes = std::fs::read(&latest).unwrap();
+    std::fs::write(&latest, &bytes[..bytes.len() / 2]).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_mbag"))
+        .env("OMP_NUM_THREADS", "1")
+        .args(["train", "assistant", "--human", "heuristic:lowest_block"])
+        .args(["--config", config.to_str().unwrap()])
+        .args([
+            "--out",
+            cut.to_str().unwrap(),
+            "--resume",
+            "--device",
+            "cpu",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&latest.display().to_string()) && stderr.contains("truncated"),
+        "{stderr}"
+    );
 }
 
 /// The final model and every checkpoint load as `az:` assistants in

@@ -23,10 +23,14 @@ pub fn inputs_and_targets(
     let b = samples.len();
     let mut policy = vec![0f32; b * n_actions];
     let mut valid = vec![false; b * n_actions];
+    let mut human = vec![0f32; b * n_actions];
     for (i, s) in samples.iter().enumerate() {
         let row = i * n_actions;
         for &(a, p) in &s.policy {
             policy[row + a as usize] = p;
+        }
+        for (a, p) in s.human_target() {
+            human[row + a as usize] = p;
         }
         for (a, v) in valid[row..row + n_actions].iter_mut().enumerate() {
             *v = bit(&s.valid, a);
@@ -62,7 +66,6 @@ pub fn inputs_and_targets(
         let v: Vec<f32> = samples.iter().map(|s| f(s)).collect();
         Tensor::from_slice(&v).to_device(device)
     };
-    let human: Vec<i64> = samples.iter().map(|s| i64::from(s.human_action)).collect();
     let targets = Targets {
         policy: Tensor::from_slice(&policy)
             .reshape([b as i64, n_actions as i64])
@@ -75,7 +78,9 @@ pub fn inputs_and_targets(
             .reshape([b as i64, x, y, z])
             .to_device(device),
         played_goal_logits,
-        human_action: Tensor::from_slice(&human).to_device(device),
+        human_policy: Tensor::from_slice(&human)
+            .reshape([b as i64, n_actions as i64])
+            .to_device(device),
         weight: Tensor::from_slice(weights)
             .to_kind(Kind::Float)
             .to_device(device),
@@ -99,7 +104,7 @@ pub fn cat_targets(parts: Vec<Targets>) -> Targets {
         value: cat(&|t| &t.value),
         goal: cat(&|t| &t.goal),
         played_goal_logits: played,
-        human_action: cat(&|t| &t.human_action),
+        human_policy: cat(&|t| &t.human_policy),
         weight: cat(&|t| &t.weight),
     }
 }

@@ -8,12 +8,16 @@
 //!   the voxels (the reward parameters θ);
 //! - prev-goal KL: `KL(played ‖ current)` of the per-voxel goal distributions,
 //!   averaged over the voxels (the reference's `F.kl_div(current, played)`);
-//! - other action: negative log-likelihood of the human's action.
+//! - other action: `KL(human ‖ predicted)` from the human model's action
+//!   distribution to the other-player head, as the reference's
+//!   `other_agent_action_predictor_loss` (`mbag/rllib/alpha_zero/alpha_zero_policy.py`);
+//!   for a one-hot target (a human model without a distribution) it is the
+//!   negative log-likelihood of the action taken.
 //!
 //! Every term is a mean over the samples weighted by `weight` (0 for the padding
 //! of short fragments).
 
-use tch::{Kind, Reduction, Tensor};
+use tch::{Kind, Tensor};
 
 /// What the network predicted for a batch of `B`.
 #[derive(Debug)]
@@ -41,8 +45,9 @@ pub struct Targets {
     pub goal: Tensor,
     /// `(B, 10, X, Y, Z)` float: the goal logits when the samples were played.
     pub played_goal_logits: Option<Tensor>,
-    /// `(B,)` int64: the human's flat actions.
-    pub human_action: Tensor,
+    /// `(B, N)` float: the human model's distribution over flat actions (one-hot
+    /// on the action taken when the model exposes none).
+    pub human_policy: Tensor,
     /// `(B,)` float: each sample's weight (1, or 0 for padding).
     pub weight: Tensor,
 }
@@ -77,7 +82,7 @@ pub struct LossTerms {
     pub goal: f64,
     /// KL to the played goal predictions per voxel (0 without them).
     pub prev_goal_kl: f64,
-    /// Human-action negative log-likelihood.
+    /// `KL(human ‖ predicted)` of the human's action distribution.
     pub other_action: f64,
     /// Share of voxels whose most likely predicted block is the goal's.
     pub goal_accuracy: f64,
@@ -150,11 +155,16 @@ pub fn assistant_loss(p: &Predictions, t: &Targets, c: &Coefficients) -> LossTer
         None => Tensor::zeros([], (Kind::Float, p.value.device())),
     };
 
-    let other_nll = p
-        .other_action_logits
-        .log_softmax(-1, Kind::Float)
-        .nll_loss_nd::<Tensor>(&t.human_action, None, Reduction::None, -100);
-    let other_action = mean(&other_nll);
+    // Zero-probability target entries contribute nothing (0 · log 0 = 0), so
+    // the target's log is taken only where it is positive.
+    let target = &t.human_policy;
+    let log_target = target
+        .clamp_min(1e-30)
+        .log()
+        .masked_fill(&target.le(0.0), 0.0);
+    let log_q = p.other_action_logits.log_softmax(-1, Kind::Float);
+    let other_kl = (target * (log_target - log_q)).sum_dim_intlist(-1, false, Kind::Float);
+    let other_action = mean(&other_kl);
 
     let total = &policy * c.policy
         + &value * c.value
@@ -222,7 +232,8 @@ mod tests {
                 [3, 10, 1, 1, 1],
                 (Kind::Float, tch::Device::Cpu),
             )),
-            human_action: Tensor::from_slice(&[1i64, 2, 0]),
+            human_policy: Tensor::from_slice(&[0.0f32, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0])
+                .reshape([3, 3]),
             weight: Tensor::from_slice(&[1.0f32, 1.0, 0.0]),
         };
         let c = Coefficients {
@@ -259,5 +270,67 @@ mod tests {
         assert_eq!(grad.double_value(&[0, 2]), 0.0);
         // d/dlogit of -ln softmax at the target: (p - 1) / 2 samples.
         close(grad.double_value(&[0, 0]), (0.5 - 1.0) / 2.0);
+    }
+
+    /// The other-player term against soft targets (the human model's action
+    /// distributions), worked out by hand: `KL(t ‖ q) = Σ t ln(t / q)`.
+    #[test]
+    fn the_other_action_term_is_the_kl_from_the_human_distribution() {
+        let ln = f64::ln;
+        let cpu = (Kind::Float, tch::Device::Cpu);
+        let other = Tensor::from_slice(&[
+            0.0f32,
+            ln(2.0) as f32,
+            ln(3.0) as f32, //
+            0.0,
+            0.0,
+            0.0, //
+            9.0,
+            -9.0,
+            0.0,
+        ])
+        .reshape([3, 3])
+        .set_requires_grad(true);
+        let p = Predictions {
+            policy_logits: Tensor::zeros([3, 3], cpu),
+            value: Tensor::zeros([3], cpu),
+            goal_logits: Tensor::zeros([3, 10, 1, 1, 1], cpu),
+            other_action_logits: other.shallow_clone(),
+        };
+        let t = Targets {
+            policy: Tensor::from_slice(&[1.0f32, 0.0, 0.0]).repeat([3, 1]),
+            valid: Tensor::ones([3, 3], (Kind::Bool, tch::Device::Cpu)),
+            value: Tensor::zeros([3], cpu),
+            goal: Tensor::zeros([3, 1, 1, 1], (Kind::Int64, tch::Device::Cpu)),
+            played_goal_logits: None,
+            human_policy: Tensor::from_slice(&[
+                0.5f32, 0.5, 0.0, //
+                0.25, 0.25, 0.5, //
+                0.0, 1.0, 0.0,
+            ])
+            .reshape([3, 3]),
+            weight: Tensor::from_slice(&[1.0f32, 1.0, 0.0]),
+        };
+        let c = Coefficients {
+            policy: 0.0,
+            value: 0.0,
+            goal: 0.0,
+            prev_goal_kl: 0.0,
+            other_action: 2.0,
+        };
+        let terms = assistant_loss(&p, &t, &c);
+        // Sample 0: q = (1/6, 2/6, 3/6); the zero target entry adds nothing.
+        let kl0 = 0.5 * ln(0.5 * 6.0) + 0.5 * ln(0.5 * 3.0);
+        // Sample 1: q uniform.
+        let kl1 = 2.0 * 0.25 * ln(0.25 * 3.0) + 0.5 * ln(0.5 * 3.0);
+        close(terms.other_action, (kl0 + kl1) / 2.0);
+        close(terms.total.double_value(&[]), kl0 + kl1);
+        terms.total.backward();
+        let grad = other.grad();
+        // d KL / d logit = q - t, times the coefficient over 2 samples.
+        close(grad.double_value(&[0, 0]), 2.0 * (1.0 / 6.0 - 0.5) / 2.0);
+        close(grad.double_value(&[0, 2]), 2.0 * (0.5 - 0.0) / 2.0);
+        close(grad.double_value(&[1, 2]), 2.0 * (1.0 / 3.0 - 0.5) / 2.0);
+        assert_eq!(grad.get(2).abs().sum(Kind::Float).double_value(&[]), 0.0);
     }
 }

@@ -5,7 +5,8 @@
 //! # Brief overview
 //! - [`config`]: the JSON config (`configs/train/assistant_*.json`).
 //! - [`selfplay`]: many environments played in parallel, producing samples.
-//! - [`replay`]: samples, fragments and the replay buffer.
+//! - [`replay`]: samples, fragments and the replay buffer; [`replay_file`]:
+//!   the buffer saved with each checkpoint.
 //! - [`trainer`]: the loop (collect, replay, SGD, log, checkpoint, resume).
 //! - [`loss`]: equation 1 as a function of predictions and targets; [`batch`]:
 //!   samples to tensors.
@@ -14,6 +15,7 @@ pub mod batch;
 pub mod config;
 pub mod loss;
 pub mod replay;
+pub mod replay_file;
 pub mod selfplay;
 pub mod trainer;
 

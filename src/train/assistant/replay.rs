@@ -12,7 +12,7 @@ use tch::Tensor;
 use crate::sim::obs::Observation;
 
 /// One assistant step, with every training target.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Sample {
     /// The assistant's observation.
     pub observation: Observation,
@@ -35,8 +35,24 @@ pub struct Sample {
     /// The goal logits when the step was played, as bfloat16 bits (`(10, X, Y,
     /// Z)` C order), for the KL term; halves the buffer's largest part.
     pub played_goal_logits: Option<Vec<u16>>,
-    /// The human's flat action at this step: the other-player head's target.
+    /// The human's flat action at this step.
     pub human_action: u32,
+    /// The distribution the human model drew `human_action` from, `(flat
+    /// action, probability)` for its support: the other-player head's target, as
+    /// the reference's loss uses the human policy's action distribution. Empty
+    /// when the human model exposes none; the target is then `human_action`.
+    pub human_policy: Vec<(u32, f32)>,
+}
+
+impl Sample {
+    /// The other-player head's target as `(flat action, probability)` pairs.
+    pub fn human_target(&self) -> Vec<(u32, f32)> {
+        if self.human_policy.is_empty() {
+            vec![(self.human_action, 1.0)]
+        } else {
+            self.human_policy.clone()
+        }
+    }
 }
 
 /// Consecutive samples of one episode.
@@ -102,6 +118,16 @@ impl ReplayBuffer {
         }
     }
 
+    /// The most samples held (an older fragment goes once a new one passes it).
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// The fragments held, oldest first.
+    pub fn fragments(&self) -> impl ExactSizeIterator<Item = &Fragment> {
+        self.fragments.iter()
+    }
+
     /// Samples held.
     pub fn len(&self) -> usize {
         self.samples
@@ -158,6 +184,7 @@ mod tests {
             goal: Arc::from(vec![0u8; 27]),
             played_goal_logits: None,
             human_action: 0,
+            human_policy: Vec::new(),
         }
     }
 

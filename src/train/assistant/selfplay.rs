@@ -19,8 +19,8 @@ use tch::Tensor;
 
 use super::AssistantError;
 use super::replay::{Fragment, Sample, discount_returns, set_bit, to_bf16};
-use crate::agents::Agent;
 use crate::agents::spec::{AgentFactory, AgentSpec};
+use crate::agents::{Agent, Internals};
 use crate::eval::run::{ASSISTANT, HUMAN};
 use crate::mcts::{Evaluator, LeafQuery, MctsConfig, Search, run_together};
 use crate::nn::{InferenceHandle, NetEvaluator, SharedState};
@@ -194,9 +194,13 @@ impl SelfPlay {
             let mut slots = Vec::new();
             for i in c * per_chunk..((c + 1) * per_chunk).min(settings.num_envs) {
                 let seed = settings.seed.wrapping_mul(1_000_003).wrapping_add(i as u64);
+                let mut human = factory.build(&settings.human, HUMAN, &settings.env)?;
+                // The distribution each action is drawn from is the other-player
+                // head's target; agents that have none report nothing.
+                human.record_internals(true);
                 let mut slot = Slot {
                     env: template.clone(),
-                    human: factory.build(&settings.human, HUMAN, &settings.env)?,
+                    human,
                     search: Search::new(
                         settings.env.clone(),
                         ASSISTANT,
@@ -316,6 +320,7 @@ fn play_chunk(
             }
             slot.env.observe(HUMAN, &mut slot.observations[0])?;
             let human_action = slot.human.try_act(&slot.observations[0])?;
+            let human_policy = human_distribution(slot.human.as_ref(), layout.len());
             let assistant_action = layout.action(decision.action)?;
             let outcome = slot.env.step(&[human_action, assistant_action])?;
             out.env_steps += 1;
@@ -351,6 +356,7 @@ fn play_chunk(
                 // An action outside the flat layout cannot happen with the
                 // reference's agents; NOOP keeps the sample usable if it does.
                 human_action: layout.flat(human_action).unwrap_or(0) as u32,
+                human_policy,
             });
             slot.prev_action = decision.action;
             slot.state = decision.state_out;
@@ -368,6 +374,20 @@ fn play_chunk(
     }
     bootstrap(chunk, &mut evaluator, gamma, &mut out.fragments)?;
     Ok(out)
+}
+
+/// The distribution `human` drew its last action from, as `(flat action,
+/// probability)` pairs; empty if it exposes none over the `n_actions` flat
+/// actions.
+fn human_distribution(human: &dyn Agent, n_actions: usize) -> Vec<(u32, f32)> {
+    match human.internals() {
+        Internals::Distribution(d) if d.space_len() == n_actions => d
+            .entries()
+            .iter()
+            .map(|&(a, p)| (a as u32, p as f32))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// Closes the fragments of episodes still running with the value head's estimate
@@ -457,6 +477,15 @@ mod tests {
                     "the tutorial goal has blocks"
                 );
                 assert_eq!(s.played_goal_logits.as_ref().unwrap().len(), 10 * cells);
+                // The lowest-block heuristic draws from a distribution, which
+                // is kept as the target and holds the action it took.
+                let human: f32 = s.human_policy.iter().map(|p| p.1).sum();
+                assert!((human - 1.0).abs() < 1e-4, "{human}");
+                assert!(
+                    s.human_policy
+                        .iter()
+                        .any(|&(a, p)| a == s.human_action && p > 0.0)
+                );
                 if k > 0 {
                     assert_eq!(
                         s.observation.timestep,

@@ -4,9 +4,11 @@
 //! every metric and checkpoints every `checkpoint_every` iterations.
 //!
 //! A run resumes from its latest checkpoint (weights, Adam's state, iteration,
-//! counters), so a crash loses at most the iterations since it. The replay
-//! buffer and the episodes in progress are not checkpointed: a resumed run
-//! refills the buffer from new self-play before training on it again.
+//! counters and the replay buffer, [`super::replay_file`]), so a crash loses at
+//! most the iterations since it. The episodes in progress are not
+//! checkpointed (their environments, human models and search trees): a resumed
+//! run starts new episodes, seeded from the iteration it resumes at, so it
+//! reproduces itself but not the self-play of an uninterrupted run.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -22,6 +24,7 @@ use super::batch::{cat_targets, inputs_and_targets};
 use super::config::ResolvedConfig;
 use super::loss::{Coefficients, LossTerms, Predictions, assistant_loss};
 use super::replay::{Fragment, ReplayBuffer, Sample};
+use super::replay_file::{REPLAY_FILE, ReplayShape, read_replay, write_replay};
 use super::selfplay::{Collection, SelfPlay, SelfPlaySettings};
 use crate::agents::spec::{AgentFactory, AgentSpec};
 use crate::nn::{InferenceService, Model, Outputs, RecurrentState, ServiceConfig};
@@ -104,6 +107,11 @@ pub fn train(
         ..AdamConfig::new(t.learning_rate)
     };
     let log_path = options.out.join(LOG_FILE);
+    let shape = ReplayShape {
+        size: config.env.world_size,
+        num_players: config.env.num_players,
+        n_actions: config.model.n_actions(),
+    };
     let resumed = if options.resume {
         checkpointer.load_latest(options.device)?
     } else {
@@ -118,7 +126,7 @@ pub fn train(
         }
         None
     };
-    let (mut model, mut adam, mut progress, mut log) = match resumed {
+    let (mut model, mut adam, mut progress, mut log, mut replay) = match resumed {
         Some(loaded) => {
             if loaded.config != run_config {
                 log::warn!(
@@ -129,12 +137,23 @@ pub fn train(
             let mut adam = Adam::new(loaded.model.var_store(), adam_config);
             loaded.restore_optimizer(&mut adam)?;
             let log = MetricsLog::resume(&log_path, loaded.progress.step)?;
+            let replay_path = loaded.paths.file(REPLAY_FILE);
+            let replay = if replay_path.exists() {
+                read_replay(&replay_path, &shape, t.replay_capacity)?
+            } else {
+                log::warn!(
+                    "{} has no replay buffer (made by an older mbag); it refills from self-play",
+                    loaded.paths.dir.display()
+                );
+                ReplayBuffer::new(t.replay_capacity)
+            };
             log::info!(
-                "resumed from {} at iteration {}",
+                "resumed from {} at iteration {} with {} samples in the replay buffer",
                 loaded.paths.dir.display(),
-                loaded.progress.epoch
+                loaded.progress.epoch,
+                replay.len()
             );
-            (loaded.model, adam, loaded.progress, log)
+            (loaded.model, adam, loaded.progress, log, replay)
         }
         None => {
             tch::manual_seed(t.seed as i64);
@@ -144,7 +163,14 @@ pub fn train(
                 seed: t.seed,
                 ..Progress::default()
             };
-            (model, adam, progress, MetricsLog::create(&log_path)?)
+            let replay = ReplayBuffer::new(t.replay_capacity);
+            (
+                model,
+                adam,
+                progress,
+                MetricsLog::create(&log_path)?,
+                replay,
+            )
         }
     };
     let start = progress.epoch;
@@ -173,7 +199,6 @@ pub fn train(
         factory,
         keep_goal_logits,
     )?;
-    let mut replay = ReplayBuffer::new(t.replay_capacity);
     let n_actions = config.model.n_actions();
     let recurrent = !model.initial_state(1).is_empty();
     let mut extra = Counters::from_json(&progress.extra);
@@ -261,7 +286,10 @@ pub fn train(
         )?;
         let mut checkpoint = None;
         if progress.epoch % t.checkpoint_every == 0 || progress.epoch == iterations {
-            let paths = checkpointer.save(&model, &adam, &progress, &run_config)?;
+            let paths =
+                checkpointer.save_with(&model, &adam, &progress, &run_config, &mut |dir| {
+                    write_replay(&replay, &shape, &dir.join(REPLAY_FILE))
+                })?;
             checkpoint = Some(paths.model_config());
             saved_any = true;
         }
@@ -276,7 +304,9 @@ pub fn train(
     if !saved_any {
         // Asked for no iterations at all: the untrained network, checkpointed so
         // that a later --resume starts from it.
-        checkpointer.save(&model, &adam, &progress, &run_config)?;
+        checkpointer.save_with(&model, &adam, &progress, &run_config, &mut |dir| {
+            write_replay(&replay, &shape, &dir.join(REPLAY_FILE))
+        })?;
     }
     let final_model = model.save(&options.out, FINAL_MODEL)?;
     Ok(RunSummary {

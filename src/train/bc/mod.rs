@@ -31,7 +31,7 @@ use super::checkpoint::{Checkpointer, MODEL_NAME, Progress};
 use super::error::TrainError;
 use super::log::MetricsLog;
 use super::optim::Adam;
-use crate::nn::{Model, ModelConfig};
+use crate::nn::{Model, ModelConfig, RecurrentState};
 
 /// The logit given to invalid actions (the reference's `MASK_LOGIT`).
 const MASK_LOGIT: f64 = -1e8;
@@ -189,7 +189,9 @@ pub struct BcReport {
     pub samples_per_s: f64,
     /// The last training-batch loss (mean cross-entropy).
     pub last_train_loss: f64,
-    /// The last validation scores (`None` without validation episodes).
+    /// The last validation scores, on whole episodes with the recurrent state
+    /// carried through ([`evaluate_episodes`]); `None` without validation
+    /// episodes.
     pub validation: Option<Scores>,
     /// The baselines on the validation episodes.
     pub baselines: Option<Baselines>,
@@ -232,14 +234,24 @@ pub fn model_config(
     Ok(ModelConfig::from_json(json)?)
 }
 
-/// Per-row losses of a batch: `(mean loss over targets as a tensor with
-/// gradients, per-row cross-entropy, per-row correctness)`.
+/// Per-row losses of a batch: mean loss over targets as a tensor with
+/// gradients, per-row cross-entropy and correctness, and the recurrent state
+/// after each sequence.
+struct BatchLoss {
+    loss: Tensor,
+    nll: Vec<f32>,
+    correct: Vec<bool>,
+    state: RecurrentState,
+}
+
+/// [`BatchLoss`] of `batch` from `state` before each sequence (`None`: zeros).
 fn batch_loss(
     model: &Model,
     batch: &Batch,
+    state: Option<&RecurrentState>,
     train: bool,
-) -> Result<(Tensor, Vec<f32>, Vec<bool>), TrainError> {
-    let out = model.forward_seq_t(&batch.obs, batch.seq_len, None, train)?;
+) -> Result<BatchLoss, TrainError> {
+    let out = model.forward_seq_t(&batch.obs, batch.seq_len, state, train)?;
     let logits = out
         .flat_logits
         .masked_fill(&batch.mask.logical_not(), MASK_LOGIT);
@@ -251,9 +263,12 @@ fn batch_loss(
     let n = weight.sum(Kind::Float).clamp_min(1.0);
     let loss = (&nll * &weight).sum(Kind::Float) / n;
     let correct = logits.argmax(1, false).eq_tensor(&batch.targets);
-    let nll_cpu = Vec::<f32>::try_from(nll.detach().to_device(Device::Cpu))?;
-    let correct_cpu = Vec::<bool>::try_from(correct.to_device(Device::Cpu))?;
-    Ok((loss, nll_cpu, correct_cpu))
+    Ok(BatchLoss {
+        loss,
+        nll: Vec::<f32>::try_from(nll.detach().to_device(Device::Cpu))?,
+        correct: Vec::<bool>::try_from(correct.to_device(Device::Cpu))?,
+        state: out.state,
+    })
 }
 
 fn accumulate(sums: &mut ScoreSums, batch: &Batch, nll: &[f32], correct: &[bool]) {
@@ -264,7 +279,8 @@ fn accumulate(sums: &mut ScoreSums, batch: &Batch, nll: &[f32], correct: &[bool]
     }
 }
 
-/// Scores the model on sequences (eval mode, no augmentation).
+/// Scores the model on sequences, each from the zero state, as it trains (eval
+/// mode, no augmentation).
 pub fn evaluate(
     model: &Model,
     data: &Dataset,
@@ -276,8 +292,51 @@ pub fn evaluate(
     let mut sums = ScoreSums::default();
     for chunk in seqs.chunks(per_batch.max(1)) {
         let batch = data.batch(chunk, seq_len, None, model.device());
-        let (_, nll, correct) = batch_loss(model, &batch, false)?;
-        accumulate(&mut sums, &batch, &nll, &correct);
+        let scored = batch_loss(model, &batch, None, false)?;
+        accumulate(&mut sums, &batch, &scored.nll, &scored.correct);
+    }
+    Ok(sums.scores())
+}
+
+/// Scores the model on whole episodes, as it plays them: each episode runs
+/// through its consecutive `seq_len`-step sequences carrying the recurrent state
+/// from one to the next, so late steps see the whole episode before them rather
+/// than at most `seq_len` steps from a zero state. `per_batch` episodes run side
+/// by side; one that has ended is padded (no targets) while the others go on.
+pub fn evaluate_episodes(
+    model: &Model,
+    data: &Dataset,
+    episodes: &[usize],
+    seq_len: usize,
+    per_batch: usize,
+) -> Result<Scores, TrainError> {
+    let _guard = tch::no_grad_guard();
+    let seq_len = seq_len.max(1);
+    let mut sums = ScoreSums::default();
+    for group in episodes.chunks(per_batch.max(1)) {
+        let cut: Vec<Vec<SeqRef>> = group
+            .iter()
+            .map(|&e| data.sequences(&[e], seq_len))
+            .collect();
+        let rounds = cut.iter().map(Vec::len).max().unwrap_or(0);
+        let mut state: Option<RecurrentState> = None;
+        for j in 0..rounds {
+            let seqs: Vec<SeqRef> = cut
+                .iter()
+                .zip(group)
+                .map(|(seqs, &episode)| {
+                    seqs.get(j).copied().unwrap_or(SeqRef {
+                        episode,
+                        start: 0,
+                        len: 0,
+                    })
+                })
+                .collect();
+            let batch = data.batch(&seqs, seq_len, None, model.device());
+            let scored = batch_loss(model, &batch, state.as_ref(), false)?;
+            accumulate(&mut sums, &batch, &scored.nll, &scored.correct);
+            state = Some(scored.state);
+        }
     }
     Ok(sums.scores())
 }
@@ -438,37 +497,51 @@ pub fn train(config: &BcConfig, options: &RunOptions) -> Result<BcReport, TrainE
     let mut last_loss = f64::NAN;
     let mut last_valid: Option<Scores> = None;
     let mut last_checkpoint = None;
-    let validate = |model: &Model| {
-        evaluate(
+    // `valid/*` scores whole episodes with the state carried through, as the
+    // model plays; `valid_cut/*` the zero-state sequences it trains on, so the
+    // gap between them shows what the cut costs.
+    let validate = |model: &Model| -> Result<(Scores, Scores), TrainError> {
+        let whole = evaluate_episodes(
+            model,
+            &data,
+            &valid_eps,
+            config.seq_len,
+            config.validation_sequences_per_batch,
+        )?;
+        let cut = evaluate(
             model,
             &data,
             &valid_seqs,
             config.seq_len,
             config.validation_sequences_per_batch,
-        )
+        )?;
+        Ok((whole, cut))
     };
-    let write_validation =
-        |log: &mut MetricsLog, progress: &Progress, scores: &Scores| -> Result<(), TrainError> {
-            let mut metrics = scores.metrics("valid");
-            if let Some(b) = &baselines {
-                metrics.extend([
-                    ("uniform/ce".to_owned(), b.uniform.cross_entropy),
-                    ("uniform/accuracy".to_owned(), b.uniform.accuracy),
-                    ("frequency/ce".to_owned(), b.frequency.cross_entropy),
-                    ("frequency/accuracy".to_owned(), b.frequency.accuracy),
-                ]);
-            }
-            log.write(
-                progress.step,
-                progress.epoch,
-                metrics.iter().map(|(k, v)| (k.as_str(), *v)),
-            )?;
-            Ok(())
-        };
+    let write_validation = |log: &mut MetricsLog,
+                            progress: &Progress,
+                            (scores, cut): &(Scores, Scores)|
+     -> Result<(), TrainError> {
+        let mut metrics = scores.metrics("valid");
+        metrics.extend(cut.metrics("valid_cut"));
+        if let Some(b) = &baselines {
+            metrics.extend([
+                ("uniform/ce".to_owned(), b.uniform.cross_entropy),
+                ("uniform/accuracy".to_owned(), b.uniform.accuracy),
+                ("frequency/ce".to_owned(), b.frequency.cross_entropy),
+                ("frequency/accuracy".to_owned(), b.frequency.accuracy),
+            ]);
+        }
+        log.write(
+            progress.step,
+            progress.epoch,
+            metrics.iter().map(|(k, v)| (k.as_str(), *v)),
+        )?;
+        Ok(())
+    };
     if progress.step == 0 && !valid_seqs.is_empty() {
         let scores = validate(&model)?;
         write_validation(&mut log, &progress, &scores)?;
-        last_valid = Some(scores);
+        last_valid = Some(scores.0);
     }
     let mut stopped_early = false;
     // Seconds in batch assembly, forward + loss, backward + update since the last log.
@@ -506,7 +579,9 @@ pub fn train(config: &BcConfig, options: &RunOptions) -> Result<BcReport, TrainE
         let batch = data.batch(&seqs, config.seq_len, augment, options.device);
         let t1 = Instant::now();
         tch::manual_seed(derive_seed(config.seed, PURPOSE_TORCH, progress.step) as i64);
-        let (loss, nll, correct) = batch_loss(&model, &batch, true)?;
+        let BatchLoss {
+            loss, nll, correct, ..
+        } = batch_loss(&model, &batch, None, true)?;
         let t2 = Instant::now();
         let stats = adam.backward_step(&loss);
         let t3 = Instant::now();
@@ -566,12 +641,14 @@ pub fn train(config: &BcConfig, options: &RunOptions) -> Result<BcReport, TrainE
             let scores = validate(&model)?;
             write_validation(&mut log, &progress, &scores)?;
             log::info!(
-                "step {}: validation ce {:.4}, accuracy {:.4}",
+                "step {}: validation ce {:.4}, accuracy {:.4} (whole episodes; cut sequences {:.4}, {:.4})",
                 progress.step,
-                scores.cross_entropy,
-                scores.accuracy
+                scores.0.cross_entropy,
+                scores.0.accuracy,
+                scores.1.cross_entropy,
+                scores.1.accuracy
             );
-            last_valid = Some(scores);
+            last_valid = Some(scores.0);
         }
         if progress.step % config.checkpoint_every == 0 || at_end || stop_now {
             progress.wall_s = log.wall_s();
