@@ -41,7 +41,7 @@ use super::inventory::{Inventory, Slot};
 use super::obs::{CURRENT_PLAYER, Observation, WorldChannel};
 use super::pyhash::{PyRandom, hash_bytes_int_tuple};
 use super::state::{EnvState, GoalMatch, NO_INTERACTION, cell_similarity};
-use super::viewpoint::{self, Candidate, Interaction, ObstacleTable, SearchWorld, TeleportCounts};
+use super::viewpoint::{self, Candidate, Interaction, ObstacleTable, SearchWorld};
 
 /// Most blocks one GIVE moves.
 pub const BLOCKS_TO_GIVE: i32 = 5;
@@ -226,10 +226,6 @@ pub struct Env {
     candidates: Vec<Candidate>,
     /// Reused obstacle table for teleport searches.
     obstacles: ObstacleTable,
-    /// Reused per-position counts of teleport searches.
-    teleport_counts: TeleportCounts,
-    /// Reused copy of the block ids, for hashing the world after an update.
-    scratch_ids: Vec<u8>,
 }
 
 /// The search's view of the env in walking mode: other players' feet and head
@@ -319,8 +315,6 @@ impl Env {
             order: Vec::with_capacity(num_players),
             candidates: Vec::new(),
             obstacles: ObstacleTable::default(),
-            teleport_counts: TeleportCounts::default(),
-            scratch_ids: Vec::new(),
             config,
         }
     }
@@ -840,27 +834,21 @@ impl Env {
             if !self.cheap_checks_pass(place, broken, action.block) {
                 return false;
             }
+            let mut candidates = std::mem::take(&mut self.candidates);
             self.obstacles
                 .sync_blocks(self.size, self.state.blocks.ids());
-            let world = TeleportWorld(&self.state.blocks, &self.obstacles);
-            // Only the count and the chosen candidate matter, so the candidates are
-            // counted by standing position rather than listed.
-            let n = viewpoint::count_teleport(&world, kind, cell, &mut self.teleport_counts);
-            if n == 0 {
-                self.record_attempt(p, kind, cell, 0, None);
+            viewpoint::candidates_into(
+                &TeleportWorld(&self.state.blocks, &self.obstacles),
+                kind,
+                cell,
+                None,
+                &mut candidates,
+            );
+            let chosen = self.apply_choice(p, kind, cell, action.location, new_block, &candidates);
+            self.candidates = candidates;
+            let Some(chosen) = chosen else {
                 return false;
-            }
-            // The seed hashes the world after the update, while the candidates are
-            // those of the world before it: hash an updated copy.
-            self.scratch_ids.clear();
-            self.scratch_ids.extend_from_slice(self.state.blocks.ids());
-            self.scratch_ids[action.location.get()] = new_block.0;
-            let seed = hash_bytes_int_tuple(&self.scratch_ids, self.state.timestep);
-            let index = PyRandom::new(seed).choice_index(n);
-            let chosen = viewpoint::nth_teleport(&world, kind, cell, &self.teleport_counts, index)
-                .expect("the index is below the count");
-            self.set_block(action.location, new_block);
-            self.record_attempt(p, kind, cell, n, Some((index, seed, chosen)));
+            };
             let [x, y, z] = chosen.feet();
             self.state.player_positions[p] = PlayerPos::new(x, y, z);
         } else {
