@@ -75,12 +75,21 @@ struct Incremental<'a> {
     changed: &'a [Change],
     counts: MaskCounts,
     place_cells: usize,
-    /// Per cell, whether it or one of its face neighbours is in `changed`; read only
-    /// with line of sight.
-    near: &'a [bool],
+    /// Per cell, `NEAR_*` flags of itself and its face neighbours in `changed`;
+    /// read only with line of sight.
+    near: &'a [u8],
     /// The changed cells where an obstacle to sight appeared or went away.
     sight: CellSet,
 }
+
+/// [`Incremental::near`]: the cell itself changed.
+const NEAR_SELF: u8 = 1;
+/// [`Incremental::near`]: a face neighbour turned from air to a block (a new face
+/// to place against).
+const NEAR_GAINS_SOLID: u8 = 2;
+/// [`Incremental::near`]: a face neighbour became free (air and no other player: a
+/// new face to break through).
+const NEAR_GAINS_FREE: u8 = 4;
 
 /// A cell whose block or player marker changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -208,53 +217,54 @@ fn compute_inner(
     // Decides the entries of one target cell (taking its old ones out of the counts
     // first when updating).
     // `deps` is the target's entry of `sight_deps`, when they are kept.
-    let mut visit = |x: i32, y: i32, z: i32, i: usize, mut deps: Option<&mut CellSet>| {
-        let cell = Cell::new(x, y, z);
-        if incremental.is_some() {
-            // Take the target's old entries out of the counts; they are
-            // decided afresh below.
-            if let Some(offset) = place_offset
-                && std::mem::take(&mut out[offset + have[0] * n + i])
+    let mut visit =
+        |x: i32, y: i32, z: i32, i: usize, out: &mut [bool], mut deps: Option<&mut CellSet>| {
+            let cell = Cell::new(x, y, z);
+            if incremental.is_some() {
+                // Take the target's old entries out of the counts; they are
+                // decided afresh below.
+                if let Some(offset) = place_offset
+                    && std::mem::take(&mut out[offset + have[0] * n + i])
+                {
+                    place_cells -= 1;
+                }
+                if let Some(offset) = break_offset
+                    && std::mem::take(&mut out[offset + i])
+                {
+                    breaks -= 1;
+                }
+            }
+            if let Some(deps) = deps.as_deref_mut() {
+                *deps = CellSet::EMPTY;
+            }
+            let mut sees = |kind: Interaction| match (standing, deps.as_deref_mut()) {
+                (Some(feet), Some(deps)) => {
+                    let (sees, on) = viewpoint::sees_from(&world, kind, cell, feet);
+                    *deps = on;
+                    sees
+                }
+                _ => viewpoint::any_candidate(&world, kind, cell, standing),
+            };
+            let block = BlockId(blocks[i]);
+            if block.is_air() {
+                if let Some(offset) = place_offset
+                    && world.markers[i] == NO_ONE
+                    && solid_neighbour(x, y, z, i)
+                    && (!line_of_sight || sees(Interaction::Place))
+                {
+                    // Every held block has the same cells; the other blocks'
+                    // spans are copied from the first one after the loop.
+                    out[offset + have[0] * n + i] = true;
+                    place_cells += 1;
+                }
+            } else if let Some(offset) = break_offset
+                && block.is_breakable()
+                && (!line_of_sight || sees(Interaction::Break))
             {
-                place_cells -= 1;
+                out[offset + i] = true;
+                breaks += 1;
             }
-            if let Some(offset) = break_offset
-                && std::mem::take(&mut out[offset + i])
-            {
-                breaks -= 1;
-            }
-        }
-        if let Some(deps) = deps.as_deref_mut() {
-            *deps = CellSet::EMPTY;
-        }
-        let mut sees = |kind: Interaction| match (standing, deps.as_deref_mut()) {
-            (Some(feet), Some(deps)) => {
-                let (sees, on) = viewpoint::sees_from(&world, kind, cell, feet);
-                *deps = on;
-                sees
-            }
-            _ => viewpoint::any_candidate(&world, kind, cell, standing),
         };
-        let block = BlockId(blocks[i]);
-        if block.is_air() {
-            if let Some(offset) = place_offset
-                && world.markers[i] == NO_ONE
-                && solid_neighbour(x, y, z, i)
-                && (!line_of_sight || sees(Interaction::Place))
-            {
-                // Every held block has the same cells; the other blocks'
-                // spans are copied from the first one after the loop.
-                out[offset + have[0] * n + i] = true;
-                place_cells += 1;
-            }
-        } else if let Some(offset) = break_offset
-            && block.is_breakable()
-            && (!line_of_sight || sees(Interaction::Break))
-        {
-            out[offset + i] = true;
-            breaks += 1;
-        }
-    };
     match &incremental {
         // Without line of sight a target's entries depend only on its own block and
         // marker and on its neighbours' blocks, so only the changed cells and their
@@ -268,7 +278,7 @@ fn compute_inner(
                         && (lo.z..=hi.z).contains(&z)
                         && in_reach(x, y, z)
                     {
-                        visit(x, y, z, world.idx(x, y, z), None);
+                        visit(x, y, z, world.idx(x, y, z), out, None);
                     }
                 }
             }
@@ -295,19 +305,37 @@ fn compute_inner(
                     let row = (x as usize * size.height + y as usize) * size.depth;
                     for z in z0..=z1 {
                         let i = row + z as usize;
-                        // Incrementally with line of sight, a target is redone only
-                        // if its neighbourhood changed or sight changed in a cell
-                        // its last answer rested on (`viewpoint::sees_from`).
+                        // Incrementally with line of sight, a target whose own cell
+                        // is unchanged is redone only if sight changed in a cell its
+                        // last answer rested on (`viewpoint::sees_from`: for a valid
+                        // one also the cell clicked against), or, invalid, if a
+                        // neighbour gained the face it would need. Other neighbour
+                        // changes only take faces away.
                         if let Some(inc) = &incremental
                             && line_of_sight
-                            && !inc.near[i]
-                            && !inc
-                                .sight
-                                .may_intersect(sight_deps.as_deref().map_or(CellSet::ALL, |d| d[i]))
+                            && inc.near[i] & NEAR_SELF == 0
                         {
-                            continue;
+                            let deps = sight_deps.as_deref().map_or(CellSet::ALL, |d| d[i]);
+                            let valid = place_offset.is_some_and(|o| out[o + have[0] * n + i])
+                                || break_offset.is_some_and(|o| out[o + i]);
+                            let gains = if blocks[i] == 0 {
+                                NEAR_GAINS_SOLID
+                            } else {
+                                NEAR_GAINS_FREE
+                            };
+                            if !inc.sight.may_intersect(deps) && (valid || inc.near[i] & gains == 0)
+                            {
+                                continue;
+                            }
                         }
-                        visit(x, y, z, i, sight_deps.as_deref_mut().map(|d| &mut d[i]));
+                        visit(
+                            x,
+                            y,
+                            z,
+                            i,
+                            out,
+                            sight_deps.as_deref_mut().map(|d| &mut d[i]),
+                        );
                     }
                 }
             }
@@ -374,9 +402,8 @@ pub struct MaskCache {
     counts: MaskCounts,
     place_cells: usize,
     changed: Vec<Change>,
-    /// Per cell, whether it or a face neighbour is in `changed` (all false between
-    /// calls).
-    near: Vec<bool>,
+    /// Per cell, the `NEAR_*` flags of `changed` (all zero between calls).
+    near: Vec<u8>,
     /// Per cell, the cells its line-of-sight answer rests on
     /// (`viewpoint::sees_from`).
     sight_deps: Vec<CellSet>,
@@ -430,16 +457,29 @@ impl MaskCache {
             self.incremental += 1;
             let mut sight = CellSet::EMPTY;
             if line_of_sight {
-                self.near.resize(size.num_cells(), false);
+                self.near.resize(size.num_cells(), 0);
+                let is_obstacle_marker = |m: u8| m != NO_ONE && m != CURRENT_PLAYER;
+                let free = |b: u8, m: u8| b == 0 && !is_obstacle_marker(m);
                 for change in &self.changed {
                     let c = change.cell;
+                    let j = size.index(c).get();
                     if change.sight {
-                        sight.insert(size.index(c).get());
+                        sight.insert(j);
                     }
-                    for (dx, dy, dz) in NEIGHBOURHOOD {
-                        let n = c.offset(dx, dy, dz);
+                    // Before the update below, `self` holds the old world.
+                    let (old_block, old_marker) = (self.blocks[j], self.markers[j]);
+                    let mut gains = 0;
+                    if old_block == 0 && blocks[j] != 0 {
+                        gains |= NEAR_GAINS_SOLID;
+                    }
+                    if !free(old_block, old_marker) && free(blocks[j], markers[j]) {
+                        gains |= NEAR_GAINS_FREE;
+                    }
+                    self.near[j] |= NEAR_SELF;
+                    for (dx, dy, dz) in &NEIGHBOURHOOD[1..] {
+                        let n = c.offset(*dx, *dy, *dz);
                         if size.contains(n) {
-                            self.near[size.index(n).get()] = true;
+                            self.near[size.index(n).get()] |= gains;
                         }
                     }
                 }
@@ -465,7 +505,7 @@ impl MaskCache {
                     for (dx, dy, dz) in NEIGHBOURHOOD {
                         let n = change.cell.offset(dx, dy, dz);
                         if size.contains(n) {
-                            self.near[size.index(n).get()] = false;
+                            self.near[size.index(n).get()] = 0;
                         }
                     }
                 }

@@ -707,16 +707,14 @@ impl CellSet {
 
 /// Whether a walking player with feet at `feet` can place or break at `target`,
 /// exactly [`any_candidate`] with `Some(feet)`, together with the cells the answer
-/// rests on besides the target and its six face neighbours, which always count.
-///
-/// With the observer, the eye and the target's neighbourhood unchanged, the answer
-/// can only change when an obstacle appears or disappears in one of these cells:
-/// - `true`: the cells of the ray that was found clear (the answer stays `true`
-///   while they stay free);
-/// - `false`: for each ray walked, the first obstacle that stopped it (each ray
-///   stays blocked while its first obstacle stays). Rays not walked were skipped
-///   for reach or for facing away, which depends only on the eye and the
-///   neighbourhood.
+/// rests on. With the eye and the target's own cell unchanged:
+/// - `true` stays `true` while the cells of the ray found clear stay free and,
+///   placing, the block clicked against stays; other changes of the face
+///   neighbours can only add faces or take away faces no longer needed;
+/// - `false` stays `false` while the first obstacle of each ray walked stays and no
+///   face neighbour gains a face (placing: turns from air to a block; breaking:
+///   becomes free). Rays not walked were skipped for reach or for facing away,
+///   which depends only on the eye.
 ///
 /// Cells above the world are never in the set, so it serves only worlds where
 /// nothing there can become an obstacle (observations: no markers above the top);
@@ -739,7 +737,8 @@ pub fn sees_from<W: SearchWorld>(
     let eye_info = Eye::new(eye);
     let mut blockers = CellSet::EMPTY;
     let mut witness = CellSet::EMPTY;
-    let found = for_each_click_point(world, kind, target, faces, |_, click, _| {
+    let size = world.size();
+    let found = for_each_click_point(world, kind, target, faces, |face, click, _| {
         let d = [click[0] - eye[0], click[1] - eye[1], click[2] - eye[2]];
         if d[0] * d[0] + d[1] * d[1] + d[2] * d[2] > REACH * REACH {
             return false;
@@ -748,6 +747,16 @@ pub fn sees_from<W: SearchWorld>(
         match walk_ray(world, &eye_info, d, &mut crossed) {
             Ok(()) => {
                 witness = crossed;
+                if kind == Interaction::Place {
+                    // The block clicked against: the point is clickable only
+                    // while it stays.
+                    let mut against = target.to_array();
+                    against[usize::from(face / 2)] += if face % 2 == 0 { -1 } else { 1 };
+                    witness.insert(
+                        size.index(Cell::new(against[0], against[1], against[2]))
+                            .get(),
+                    );
+                }
                 true
             }
             Err(Some(index)) => {
