@@ -223,10 +223,15 @@ fn compute_inner(
             if incremental.is_some() {
                 // Take the target's old entries out of the counts; they are
                 // decided afresh below.
+                // Every held block's entry is kept here, so that the spans
+                // need not be copied again (the held blocks are unchanged).
                 if let Some(offset) = place_offset
                     && std::mem::take(&mut out[offset + have[0] * n + i])
                 {
                     place_cells -= 1;
+                    for &b in &have[1..] {
+                        out[offset + b * n + i] = false;
+                    }
                 }
                 if let Some(offset) = break_offset
                     && std::mem::take(&mut out[offset + i])
@@ -252,10 +257,16 @@ fn compute_inner(
                     && solid_neighbour(x, y, z, i)
                     && (!line_of_sight || sees(Interaction::Place))
                 {
-                    // Every held block has the same cells; the other blocks'
-                    // spans are copied from the first one after the loop.
+                    // Every held block has the same cells; from scratch, the
+                    // other blocks' spans are copied from the first one after
+                    // the loop.
                     out[offset + have[0] * n + i] = true;
                     place_cells += 1;
+                    if incremental.is_some() {
+                        for &b in &have[1..] {
+                            out[offset + b * n + i] = true;
+                        }
+                    }
                 }
             } else if let Some(offset) = break_offset
                 && block.is_breakable()
@@ -361,7 +372,9 @@ fn compute_inner(
             }
         }
     }
-    if let Some(offset) = place_offset {
+    if let Some(offset) = place_offset
+        && incremental.is_none()
+    {
         let first = offset + have[0] * n;
         for &b in &have[1..] {
             out.copy_within(first..first + n, offset + b * n);
