@@ -672,6 +672,179 @@ pub fn any_candidate<W: SearchWorld>(
     search(world, kind, target, player_feet, |_| true)
 }
 
+/// A set of world cells (by linear index) kept as a 128-bit filter: inserting is
+/// exact, membership and intersection may answer "maybe" for cells never inserted,
+/// never "no" for one that was. Enough to decide cheaply which cached answers a
+/// change of some cells may have touched.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CellSet(u128);
+
+impl CellSet {
+    /// No cell.
+    pub const EMPTY: Self = Self(0);
+    /// Every cell (what a set that cannot be described becomes).
+    pub const ALL: Self = Self(u128::MAX);
+
+    /// The bit of a cell: a multiplicative hash, so that the cells of one ray and
+    /// those of one neighbourhood rarely share bits.
+    #[inline]
+    fn bit(index: usize) -> u128 {
+        1 << ((index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 57)
+    }
+
+    /// Adds the cell with linear index `index`.
+    #[inline]
+    pub fn insert(&mut self, index: usize) {
+        self.0 |= Self::bit(index);
+    }
+
+    /// Whether the two sets may share a cell (`false` means they certainly do not).
+    #[inline]
+    pub fn may_intersect(self, other: Self) -> bool {
+        self.0 & other.0 != 0
+    }
+}
+
+/// Whether a walking player with feet at `feet` can place or break at `target`,
+/// exactly [`any_candidate`] with `Some(feet)`, together with the cells the answer
+/// rests on. With the eye and the target's own cell unchanged:
+/// - `true` stays `true` while the cells of the ray found clear stay free and,
+///   placing, the block clicked against stays; other changes of the face
+///   neighbours can only add faces or take away faces no longer needed;
+/// - `false` stays `false` while the first obstacle of each ray walked stays and no
+///   face neighbour gains a face (placing: turns from air to a block; breaking:
+///   becomes free). Rays not walked were skipped for reach or for facing away,
+///   which depends only on the eye.
+///
+/// Cells above the world are never in the set, so it serves only worlds where
+/// nothing there can become an obstacle (observations: no markers above the top);
+/// a ray stopped there gives [`CellSet::ALL`]. Every ray is walked: an obstacle
+/// table's shortcut would not tell which cells a clear ray crossed.
+pub fn sees_from<W: SearchWorld>(
+    world: &W,
+    kind: Interaction,
+    target: Cell,
+    feet: [f64; 3],
+) -> (bool, CellSet) {
+    let eye = [feet[0], feet[1] + EYE_HEIGHT, feet[2]];
+    if !box_in_reach(target, eye) {
+        return (false, CellSet::EMPTY);
+    }
+    let faces = viable_faces(world, kind, target, eye);
+    if faces == 0 {
+        return (false, CellSet::EMPTY);
+    }
+    let eye_info = Eye::new(eye);
+    let mut blockers = CellSet::EMPTY;
+    let mut witness = CellSet::EMPTY;
+    let size = world.size();
+    let found = for_each_click_point(world, kind, target, faces, |face, click, _| {
+        let d = [click[0] - eye[0], click[1] - eye[1], click[2] - eye[2]];
+        if d[0] * d[0] + d[1] * d[1] + d[2] * d[2] > REACH * REACH {
+            return false;
+        }
+        let mut crossed = CellSet::EMPTY;
+        match walk_ray(world, &eye_info, d, &mut crossed) {
+            Ok(()) => {
+                witness = crossed;
+                if kind == Interaction::Place {
+                    // The block clicked against: the point is clickable only
+                    // while it stays.
+                    let mut against = target.to_array();
+                    against[usize::from(face / 2)] += if face % 2 == 0 { -1 } else { 1 };
+                    witness.insert(
+                        size.index(Cell::new(against[0], against[1], against[2]))
+                            .get(),
+                    );
+                }
+                true
+            }
+            Err(Some(index)) => {
+                blockers.insert(index);
+                false
+            }
+            Err(None) => {
+                blockers = CellSet::ALL;
+                false
+            }
+        }
+    });
+    if found {
+        (true, witness)
+    } else {
+        (false, blockers)
+    }
+}
+
+/// The voxel walk of [`reachable`] from `eye` along `d` (same arithmetic, same
+/// ties), adding every free in-world voxel entered to `crossed`. `Err` holds the
+/// first obstructing voxel's linear index, `None` if it lies above the world.
+#[inline]
+fn walk_ray<W: SearchWorld>(
+    world: &W,
+    eye: &Eye,
+    d: [f64; 3],
+    crossed: &mut CellSet,
+) -> Result<(), Option<usize>> {
+    let size = world.size();
+    let axis = |a: usize| {
+        let s = 1f64.copysign(d[a]);
+        let frac = if s > 0.0 {
+            eye.frac_up[a]
+        } else {
+            eye.frac_down[a]
+        };
+        let t_max = if d[a] == 0.0 {
+            1.0
+        } else {
+            (frac / d[a]).abs()
+        };
+        let t_delta = if d[a] == 0.0 { 1.0 } else { (1.0 / d[a]).abs() };
+        (s as i32, t_max, t_delta, eye.voxel[a])
+    };
+    let (sx, mut tx, dx, mut x) = axis(0);
+    let (sy, mut ty, dy, mut y) = axis(1);
+    let (sz, mut tz, dz, mut z) = axis(2);
+    let height = size.height as i32;
+    let ids = world.ids();
+    let (stride_x, stride_y) = ((size.height * size.depth) as isize, size.depth as isize);
+    let mut index = (x as isize * size.height as isize + y as isize) * stride_y + z as isize;
+    let (step_x, step_y, step_z) = (sx as isize * stride_x, sy as isize * stride_y, sz as isize);
+    while tx < 1.0 || ty < 1.0 || tz < 1.0 {
+        if tx <= ty {
+            if tx <= tz {
+                x += sx;
+                tx += dx;
+                index += step_x;
+            } else {
+                z += sz;
+                tz += dz;
+                index += step_z;
+            }
+        } else if ty <= tz {
+            y += sy;
+            ty += dy;
+            index += step_y;
+        } else {
+            z += sz;
+            tz += dz;
+            index += step_z;
+        }
+        debug_assert!(
+            x >= 0 && (x as usize) < size.width && y >= 0 && z >= 0 && (z as usize) < size.depth,
+            "voxel walk left the world at ({x}, {y}, {z})"
+        );
+        let inside = y < height;
+        if (inside && ids[index as usize] != 0) || world.is_obstacle_player(x, y, z) {
+            return Err(inside.then_some(index as usize));
+        }
+        if inside {
+            crossed.insert(index as usize);
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -835,6 +1008,10 @@ mod tests {
                 assert_eq!(candidates(&grid, kind, target, Some(feet_pos)), expected);
                 assert_eq!(
                     any_candidate(&grid, kind, target, Some(feet_pos)),
+                    !expected.is_empty()
+                );
+                assert_eq!(
+                    sees_from(&grid, kind, target, feet_pos).0,
                     !expected.is_empty()
                 );
                 compared += 1;
