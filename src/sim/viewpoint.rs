@@ -429,9 +429,6 @@ fn viable_faces<W: SearchWorld>(world: &W, kind: Interaction, target: Cell, eye:
     viable
 }
 
-/// Whether the segment from the eye to the click point is within reach and passes
-/// only through air and no other player (Amanatides-Woo voxel walk; the eye's own
-/// voxel is not checked).
 /// An eye position with what every ray from it shares.
 #[derive(Clone, Copy)]
 struct Eye {
@@ -487,6 +484,8 @@ impl ClearFaces {
     }
 }
 
+/// Whether the segment from the eye to the click point is within reach and passes
+/// only through air and no other player.
 fn reachable<W: SearchWorld>(
     world: &W,
     eye: &Eye,
@@ -495,8 +494,6 @@ fn reachable<W: SearchWorld>(
     click_voxel: [i32; 3],
     clear_faces: &mut ClearFaces,
 ) -> bool {
-    let size = world.size();
-    let eye_voxel = eye.voxel;
     let e = eye.pos;
     let d = [click[0] - e[0], click[1] - e[1], click[2] - e[2]];
     if d[0] * d[0] + d[1] * d[1] + d[2] * d[2] > REACH * REACH {
@@ -505,63 +502,7 @@ fn reachable<W: SearchWorld>(
     if clear_faces.is_clear(world, eye, face, click_voxel) {
         return true;
     }
-    // Per-axis setup, then the walk on scalars so that everything stays in
-    // registers (indexing arrays by a computed axis spills them to the stack).
-    let axis = |a: usize| {
-        let s = 1f64.copysign(d[a]);
-        // `-s * pos - floor(-s * pos)`, precomputed per eye for both signs.
-        let frac = if s > 0.0 {
-            eye.frac_up[a]
-        } else {
-            eye.frac_down[a]
-        };
-        let t_max = if d[a] == 0.0 {
-            1.0
-        } else {
-            (frac / d[a]).abs()
-        };
-        let t_delta = if d[a] == 0.0 { 1.0 } else { (1.0 / d[a]).abs() };
-        (s as i32, t_max, t_delta, eye_voxel[a])
-    };
-    let (sx, mut tx, dx, mut x) = axis(0);
-    let (sy, mut ty, dy, mut y) = axis(1);
-    let (sz, mut tz, dz, mut z) = axis(2);
-    let height = size.height as i32;
-    let ids = world.ids();
-    // The linear index follows the voxel; it is only read while y is in the world.
-    let (stride_x, stride_y) = ((size.height * size.depth) as isize, size.depth as isize);
-    let mut index = (x as isize * size.height as isize + y as isize) * stride_y + z as isize;
-    let (step_x, step_y, step_z) = (sx as isize * stride_x, sy as isize * stride_y, sz as isize);
-    while tx < 1.0 || ty < 1.0 || tz < 1.0 {
-        // Smallest t first; ties go to x before y before z, as in the reference.
-        if tx <= ty {
-            if tx <= tz {
-                x += sx;
-                tx += dx;
-                index += step_x;
-            } else {
-                z += sz;
-                tz += dz;
-                index += step_z;
-            }
-        } else if ty <= tz {
-            y += sy;
-            ty += dy;
-            index += step_y;
-        } else {
-            z += sz;
-            tz += dz;
-            index += step_z;
-        }
-        debug_assert!(
-            x >= 0 && (x as usize) < size.width && y >= 0 && z >= 0 && (z as usize) < size.depth,
-            "voxel walk left the world at ({x}, {y}, {z})"
-        );
-        if (y < height && ids[index as usize] != 0) || world.is_obstacle_player(x, y, z) {
-            return false;
-        }
-    }
-    true
+    walk_ray(world, eye, d, |_| {}).is_ok()
 }
 
 /// Runs the search, calling `f` with each candidate in the reference's order until it
@@ -744,7 +685,7 @@ pub fn sees_from<W: SearchWorld>(
             return false;
         }
         let mut crossed = CellSet::EMPTY;
-        match walk_ray(world, &eye_info, d, &mut crossed) {
+        match walk_ray(world, &eye_info, d, |i| crossed.insert(i)) {
             Ok(()) => {
                 witness = crossed;
                 if kind == Interaction::Place {
@@ -776,19 +717,23 @@ pub fn sees_from<W: SearchWorld>(
     }
 }
 
-/// The voxel walk of [`reachable`] from `eye` along `d` (same arithmetic, same
-/// ties), adding every free in-world voxel entered to `crossed`. `Err` holds the
-/// first obstructing voxel's linear index, `None` if it lies above the world.
-#[inline]
+/// The Amanatides-Woo voxel walk from `eye` along `d` (the eye's own voxel is not
+/// checked), calling `on_free` with the linear index of every free in-world voxel
+/// entered. `Err` holds the first obstructing voxel's linear index, `None` if it
+/// lies above the world (another player's head).
+#[inline(always)]
 fn walk_ray<W: SearchWorld>(
     world: &W,
     eye: &Eye,
     d: [f64; 3],
-    crossed: &mut CellSet,
+    mut on_free: impl FnMut(usize),
 ) -> Result<(), Option<usize>> {
     let size = world.size();
+    // Per-axis setup, then the walk on scalars so that everything stays in
+    // registers (indexing arrays by a computed axis spills them to the stack).
     let axis = |a: usize| {
         let s = 1f64.copysign(d[a]);
+        // `-s * pos - floor(-s * pos)`, precomputed per eye for both signs.
         let frac = if s > 0.0 {
             eye.frac_up[a]
         } else {
@@ -807,10 +752,12 @@ fn walk_ray<W: SearchWorld>(
     let (sz, mut tz, dz, mut z) = axis(2);
     let height = size.height as i32;
     let ids = world.ids();
+    // The linear index follows the voxel; it is only read while y is in the world.
     let (stride_x, stride_y) = ((size.height * size.depth) as isize, size.depth as isize);
     let mut index = (x as isize * size.height as isize + y as isize) * stride_y + z as isize;
     let (step_x, step_y, step_z) = (sx as isize * stride_x, sy as isize * stride_y, sz as isize);
     while tx < 1.0 || ty < 1.0 || tz < 1.0 {
+        // Smallest t first; ties go to x before y before z, as in the reference.
         if tx <= ty {
             if tx <= tz {
                 x += sx;
@@ -839,7 +786,7 @@ fn walk_ray<W: SearchWorld>(
             return Err(inside.then_some(index as usize));
         }
         if inside {
-            crossed.insert(index as usize);
+            on_free(index as usize);
         }
     }
     Ok(())

@@ -312,18 +312,23 @@ fn a_trained_model_plays_in_evaluate_and_its_log_plots() {
 /// cut (sequences of 16 steps or one sequence per episode), whereas the
 /// zero-state sequences training uses score differently; every learnable step
 /// is scored once, with cross-entropy and accuracy per action type.
+/// The human player's steps of the recordings in `dir`.
+fn human_steps(dir: &Path) -> bc::Dataset {
+    bc::Dataset::load(
+        &[dir.to_path_buf()],
+        mbag::recording::header::Role::Human,
+        true,
+        &mut |_, _| {},
+    )
+    .unwrap()
+}
+
 #[test]
 fn whole_episode_validation_carries_the_state_across_sequences() {
     let _torch = crate::nn::torch();
     let data = tempfile::tempdir().unwrap();
     convert("human_alone", 2, data.path());
-    let ds = bc::Dataset::load(
-        &[data.path().to_path_buf()],
-        mbag::recording::header::Role::Human,
-        true,
-        &mut |_, _| {},
-    )
-    .unwrap();
+    let ds = human_steps(data.path());
     let config = config(serde_json::json!({}));
     tch::manual_seed(0);
     let model = Model::new(
@@ -369,13 +374,7 @@ fn loading_keeps_the_majority_setting_and_the_human_player() {
     convert("human_alone", 1, data.path());
     convert("human_with_assistant", 1, data.path());
     convert("tutorial", 1, data.path());
-    let ds = bc::Dataset::load(
-        &[data.path().to_path_buf()],
-        mbag::recording::header::Role::Human,
-        true,
-        &mut |_, _| {},
-    )
-    .unwrap();
+    let ds = human_steps(data.path());
     assert_eq!(ds.stats.recordings, 3);
     assert_eq!(ds.stats.skipped_recordings, 1);
     assert_eq!(ds.size.axes(), [11, 10, 10]);
