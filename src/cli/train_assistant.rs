@@ -59,11 +59,9 @@ pub fn run(args: AssistantArgs) -> anyhow::Result<u8> {
         .device
         .resolve()
         .with_context(|| format!("--device {}", args.device))?;
-    match (args.torch_threads, device) {
-        (Some(n), _) => tch::set_num_threads(n as i32),
-        (None, tch::Device::Cpu) => tch::set_num_threads(1),
-        (None, _) => {}
-    }
+    // Self-play threads already fill every core, so on the CPU libtorch's share
+    // is the minimum: one thread.
+    super::torch_threads::apply(args.torch_threads, args.device, usize::MAX);
     let factory = StandardAgents::with_network(Arc::new(ServiceAgents::new(
         args.device,
         ServiceConfig::default(),

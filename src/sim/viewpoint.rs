@@ -484,6 +484,14 @@ impl ClearFaces {
     }
 }
 
+/// The ray from `eye` to `click`, if its length is within reach (the reference's
+/// squared-distance test, bit for bit).
+#[inline(always)]
+fn ray_in_reach(eye: [f64; 3], click: [f64; 3]) -> Option<[f64; 3]> {
+    let d = [click[0] - eye[0], click[1] - eye[1], click[2] - eye[2]];
+    (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] <= REACH * REACH).then_some(d)
+}
+
 /// Whether the segment from the eye to the click point is within reach and passes
 /// only through air and no other player.
 fn reachable<W: SearchWorld>(
@@ -494,11 +502,9 @@ fn reachable<W: SearchWorld>(
     click_voxel: [i32; 3],
     clear_faces: &mut ClearFaces,
 ) -> bool {
-    let e = eye.pos;
-    let d = [click[0] - e[0], click[1] - e[1], click[2] - e[2]];
-    if d[0] * d[0] + d[1] * d[1] + d[2] * d[2] > REACH * REACH {
+    let Some(d) = ray_in_reach(eye.pos, click) else {
         return false;
-    }
+    };
     if clear_faces.is_clear(world, eye, face, click_voxel) {
         return true;
     }
@@ -680,10 +686,9 @@ pub fn sees_from<W: SearchWorld>(
     let mut witness = CellSet::EMPTY;
     let size = world.size();
     let found = for_each_click_point(world, kind, target, faces, |face, click, _| {
-        let d = [click[0] - eye[0], click[1] - eye[1], click[2] - eye[2]];
-        if d[0] * d[0] + d[1] * d[1] + d[2] * d[2] > REACH * REACH {
+        let Some(d) = ray_in_reach(eye, click) else {
             return false;
-        }
+        };
         let mut crossed = CellSet::EMPTY;
         match walk_ray(world, &eye_info, d, |i| crossed.insert(i)) {
             Ok(()) => {
