@@ -41,7 +41,7 @@ use super::inventory::{Inventory, Slot};
 use super::obs::{CURRENT_PLAYER, Observation, WorldChannel};
 use super::pyhash::{PyRandom, hash_bytes_int_tuple};
 use super::state::{EnvState, GoalMatch, NO_INTERACTION, cell_similarity};
-use super::viewpoint::{self, Candidate, Interaction, ObstacleTable, SearchWorld};
+use super::viewpoint::{self, Candidate, CandidateSet, Interaction, ObstacleRows, SearchWorld};
 
 /// Most blocks one GIVE moves.
 pub const BLOCKS_TO_GIVE: i32 = 5;
@@ -222,10 +222,12 @@ pub struct Env {
     outcome: StepOutcome,
     /// Reused buffer for the processing order of a step.
     order: Vec<usize>,
-    /// Reused buffer for teleport viewpoint candidates.
+    /// Reused buffer for walking viewpoint candidates (traced episodes only).
     candidates: Vec<Candidate>,
-    /// Reused obstacle table for teleport searches.
-    obstacles: ObstacleTable,
+    /// Reused buffer for teleport viewpoint candidates.
+    teleport_candidates: CandidateSet,
+    /// The world's obstacles as bit rows, for teleport searches.
+    obstacles: ObstacleRows,
 }
 
 /// The search's view of the env in walking mode: other players' feet and head
@@ -255,7 +257,7 @@ impl SearchWorld for WalkingWorld<'_> {
 }
 
 /// The search's view in teleportation mode: players are never obstacles.
-struct TeleportWorld<'a>(&'a Blocks, &'a ObstacleTable);
+struct TeleportWorld<'a>(&'a Blocks, &'a ObstacleRows);
 
 impl SearchWorld for TeleportWorld<'_> {
     fn size(&self) -> WorldSize {
@@ -269,7 +271,7 @@ impl SearchWorld for TeleportWorld<'_> {
     fn is_obstacle_player(&self, _: i32, _: i32, _: i32) -> bool {
         false
     }
-    fn obstacles(&self) -> Option<&ObstacleTable> {
+    fn obstacle_rows(&self) -> Option<&ObstacleRows> {
         Some(self.1)
     }
 }
@@ -314,7 +316,8 @@ impl Env {
             },
             order: Vec::with_capacity(num_players),
             candidates: Vec::new(),
-            obstacles: ObstacleTable::default(),
+            teleport_candidates: CandidateSet::default(),
+            obstacles: ObstacleRows::default(),
             config,
         }
     }
@@ -834,18 +837,24 @@ impl Env {
             if !self.cheap_checks_pass(place, broken, action.block) {
                 return false;
             }
-            let mut candidates = std::mem::take(&mut self.candidates);
+            let mut candidates = std::mem::take(&mut self.teleport_candidates);
             self.obstacles
                 .sync_blocks(self.size, self.state.blocks.ids());
-            viewpoint::candidates_into(
+            viewpoint::teleport_candidates(
                 &TeleportWorld(&self.state.blocks, &self.obstacles),
                 kind,
                 cell,
-                None,
                 &mut candidates,
             );
-            let chosen = self.apply_choice(p, kind, cell, action.location, new_block, &candidates);
-            self.candidates = candidates;
+            let chosen = self.apply_choice(
+                p,
+                kind,
+                cell,
+                action.location,
+                new_block,
+                (candidates.len(), |i| candidates.get(i)),
+            );
+            self.teleport_candidates = candidates;
             let Some(chosen) = chosen else {
                 return false;
             };
@@ -869,8 +878,14 @@ impl Env {
                 if self.trace.is_some() {
                     let mut candidates = std::mem::take(&mut self.candidates);
                     viewpoint::candidates_into(&world, kind, cell, feet, &mut candidates);
-                    let chosen =
-                        self.apply_choice(p, kind, cell, action.location, new_block, &candidates);
+                    let chosen = self.apply_choice(
+                        p,
+                        kind,
+                        cell,
+                        action.location,
+                        new_block,
+                        (candidates.len(), |i| candidates[i]),
+                    );
                     self.candidates = candidates;
                     if chosen.is_none() {
                         return false;
@@ -910,16 +925,16 @@ impl Env {
         cell: Cell,
         location: CellIndex,
         new_block: BlockId,
-        candidates: &[Candidate],
+        (num_candidates, candidate): (usize, impl Fn(usize) -> Candidate),
     ) -> Option<Candidate> {
-        if candidates.is_empty() {
+        if num_candidates == 0 {
             self.record_attempt(p, kind, cell, 0, None);
             return None;
         }
         self.set_block(location, new_block);
-        let (index, seed) = self.choose_candidate(candidates.len());
-        let chosen = candidates[index];
-        self.record_attempt(p, kind, cell, candidates.len(), Some((index, seed, chosen)));
+        let (index, seed) = self.choose_candidate(num_candidates);
+        let chosen = candidate(index);
+        self.record_attempt(p, kind, cell, num_candidates, Some((index, seed, chosen)));
         Some(chosen)
     }
 

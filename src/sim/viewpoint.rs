@@ -5,7 +5,11 @@
 //! because both the candidate count and the chosen candidate (which decides where a
 //! teleporting player lands) are compared bit for bit with the goldens.
 
-use super::coords::{Cell, CellIndex, WorldSize};
+use super::coords::{Cell, WorldSize};
+
+mod ray_table;
+
+pub use ray_table::{CandidateSet, ObstacleRows};
 
 /// Maximum reach from the eye, in blocks.
 pub const REACH: f64 = 4.5;
@@ -42,141 +46,6 @@ impl Candidate {
     }
 }
 
-/// Prefix sums of obstacle cells (non-air blocks and other players) over the world,
-/// so that "is this box free?" costs eight lookups.
-///
-/// A ray's voxel walk stays inside the box spanned by its first and last voxels, so a
-/// ray whose box holds no obstacle is clear without walking it. Click points sit at
-/// least 1e-4 from cell boundaries, far above the walk's rounding, so the last voxel
-/// is the one holding the click point.
-#[derive(Clone, Debug, Default)]
-pub struct ObstacleTable {
-    size: WorldSize,
-    /// `(W+1) x (H+1) x (D+1)` inclusive prefix sums, offset by one on each axis.
-    sums: Vec<u16>,
-    /// The block ids the table was last brought up to date with, by
-    /// [`ObstacleTable::sync_blocks`].
-    synced: Vec<u8>,
-}
-
-impl ObstacleTable {
-    /// Brings a table of non-air blocks (no players) up to date with `ids`: nothing
-    /// to do if they are unchanged, a few prefix-sum updates for a few changed cells
-    /// (one place or break per player and step is the common case), else a rebuild.
-    pub fn sync_blocks(&mut self, size: WorldSize, ids: &[u8]) {
-        const CHUNK: usize = 64;
-        const MAX_UPDATES: usize = 4;
-        if self.size == size && self.synced.len() == ids.len() && !self.sums.is_empty() {
-            let mut changed = [0usize; MAX_UPDATES];
-            let mut num_changed = 0;
-            let mut few = true;
-            'scan: for (k, (a, b)) in self.synced.chunks(CHUNK).zip(ids.chunks(CHUNK)).enumerate() {
-                if a == b {
-                    continue;
-                }
-                for (j, (x, y)) in a.iter().zip(b).enumerate() {
-                    if (*x == 0) != (*y == 0) {
-                        if num_changed == MAX_UPDATES {
-                            few = false;
-                            break 'scan;
-                        }
-                        changed[num_changed] = k * CHUNK + j;
-                        num_changed += 1;
-                    }
-                }
-            }
-            if few {
-                for &i in &changed[..num_changed] {
-                    let solid = ids[i] != 0;
-                    self.update_cell(size.cell(CellIndex(i as u32)), solid);
-                }
-                self.synced.copy_from_slice(ids);
-                return;
-            }
-        }
-        self.rebuild(size, |i| ids[i] != 0);
-        self.synced.extend_from_slice(ids);
-    }
-
-    /// Counts `cell` in (`obstacle`) or out of the table: every prefix sum whose box
-    /// holds the cell changes by one.
-    fn update_cell(&mut self, cell: Cell, obstacle: bool) {
-        let (w, h, d) = (
-            self.size.width + 1,
-            self.size.height + 1,
-            self.size.depth + 1,
-        );
-        let (cx, cy, cz) = (
-            cell.x as usize + 1,
-            cell.y as usize + 1,
-            cell.z as usize + 1,
-        );
-        for x in cx..w {
-            for y in cy..h {
-                let row = (x * h + y) * d;
-                for s in &mut self.sums[row + cz..row + d] {
-                    *s = if obstacle {
-                        s.wrapping_add(1)
-                    } else {
-                        s.wrapping_sub(1)
-                    };
-                }
-            }
-        }
-    }
-
-    /// Rebuilds the table for a world, reusing its buffer.
-    pub fn rebuild(&mut self, size: WorldSize, is_obstacle: impl Fn(usize) -> bool) {
-        let (w, h, d) = (size.width + 1, size.height + 1, size.depth + 1);
-        self.size = size;
-        // Whatever it is built from, it no longer follows the blocks last synced.
-        self.synced.clear();
-        self.sums.clear();
-        self.sums.resize(w * h * d, 0);
-        let at = |x: usize, y: usize, z: usize| (x * h + y) * d + z;
-        let mut i = 0;
-        for x in 1..w {
-            for y in 1..h {
-                for z in 1..d {
-                    let own = u16::from(is_obstacle(i));
-                    i += 1;
-                    let s = &self.sums;
-                    let v = own + s[at(x - 1, y, z)] + s[at(x, y - 1, z)] + s[at(x, y, z - 1)]
-                        - s[at(x - 1, y - 1, z)]
-                        - s[at(x - 1, y, z - 1)]
-                        - s[at(x, y - 1, z - 1)]
-                        + s[at(x - 1, y - 1, z - 1)];
-                    self.sums[at(x, y, z)] = v;
-                }
-            }
-        }
-    }
-
-    /// Whether the inclusive box `lo..=hi` holds no obstacle. Cells above the world
-    /// (y >= H) count as free; the box must lie inside the world otherwise.
-    #[inline]
-    pub fn box_is_free(&self, lo: [i32; 3], hi: [i32; 3]) -> bool {
-        let hi_y = hi[1].min(self.size.height as i32 - 1);
-        if hi_y < lo[1] {
-            return true;
-        }
-        let (h, d) = (self.size.height + 1, self.size.depth + 1);
-        let at = |x: i32, y: i32, z: i32| (x as usize * h + y as usize) * d + z as usize;
-        let (x0, y0, z0) = (lo[0], lo[1], lo[2]);
-        let (x1, y1, z1) = (hi[0] + 1, hi_y + 1, hi[2] + 1);
-        let s = &self.sums;
-        let total = i32::from(s[at(x1, y1, z1)])
-            - i32::from(s[at(x0, y1, z1)])
-            - i32::from(s[at(x1, y0, z1)])
-            - i32::from(s[at(x1, y1, z0)])
-            + i32::from(s[at(x0, y0, z1)])
-            + i32::from(s[at(x0, y1, z0)])
-            + i32::from(s[at(x1, y0, z0)])
-            - i32::from(s[at(x0, y0, z0)]);
-        total == 0
-    }
-}
-
 /// The world as the search sees it: block ids and which cells hold another player.
 pub trait SearchWorld {
     /// The world size.
@@ -192,9 +61,11 @@ pub trait SearchWorld {
     /// Whether the cell holds another player (an obstacle for standing and sight).
     /// `y` may equal the world height (a head above the world).
     fn is_obstacle_player(&self, x: i32, y: i32, z: i32) -> bool;
-    /// A table of every obstacle (blocks and other players) of this world, if the
-    /// caller built one; it lets clear rays skip their walk.
-    fn obstacles(&self) -> Option<&ObstacleTable> {
+    /// Bit rows of every obstacle of this world, if the caller keeps them up to
+    /// date. Only for worlds where nothing above the top obstructs (no other
+    /// player's head there); they let the teleportation search use precomputed
+    /// rays.
+    fn obstacle_rows(&self) -> Option<&ObstacleRows> {
         None
     }
 }
@@ -203,8 +74,6 @@ pub trait SearchWorld {
 /// (`2 * axis + side`, side 0 = the low face, 1 = the high face).
 struct ClickPoints {
     points: [[f64; 3]; 54],
-    /// The voxel holding each point (its floor).
-    voxels: [[i32; 3]; 54],
     faces: [u8; 54],
     len: usize,
 }
@@ -218,13 +87,11 @@ fn click_points<W: SearchWorld>(
 ) -> ClickPoints {
     let mut out = ClickPoints {
         points: [[0.0; 3]; 54],
-        voxels: [[0; 3]; 54],
         faces: [0; 54],
         len: 0,
     };
-    for_each_click_point(world, kind, target, faces, |face, p, voxel| {
+    for_each_click_point(world, kind, target, faces, |face, p| {
         out.points[out.len] = p;
-        out.voxels[out.len] = voxel;
         out.faces[out.len] = face;
         out.len += 1;
         false
@@ -232,66 +99,78 @@ fn click_points<W: SearchWorld>(
     out
 }
 
-/// Calls `f(face, point, voxel)` for the click points of the faces in `faces` (a
-/// 6-bit set, see [`viable_faces`]), in the reference's order, until it returns
-/// `true`; returns whether it did.
+/// Click point `k` (`3 * u + v`, u and v indexing 0.1, 0.5, 0.9) of face `face`
+/// (`2 * axis + side`) of the target, computed as the reference does: it steps
+/// the face offset by `1 + 2*shift` from `0 - shift`, and u, v by 0.4 from 0.1, and
+/// those float sequences are kept rather than literals.
+#[inline]
+fn click_point(kind: Interaction, target: Cell, face: u8, k: usize) -> [f64; 3] {
+    let shift = match kind {
+        Interaction::Break => 1e-4,
+        Interaction::Place => -1e-4,
+    };
+    let face_offsets = [0.0 - shift, (0.0 - shift) + (1.0 + 2.0 * shift)];
+    let uv = [0.1, 0.1 + 0.4, (0.1 + 0.4) + 0.4];
+    let t = target.to_array();
+    let mut p = [f64::from(t[0]), f64::from(t[1]), f64::from(t[2])];
+    let axis = usize::from(face / 2);
+    p[axis] += face_offsets[usize::from(face % 2)];
+    p[(axis + 1) % 3] += uv[k / 3];
+    p[(axis + 2) % 3] += uv[k % 3];
+    p
+}
+
+/// Calls `f(face, point)` for the click points of the faces in `faces` (a 6-bit
+/// set, see [`viable_faces`]), in the reference's order, until it returns `true`;
+/// returns whether it did.
 fn for_each_click_point<W: SearchWorld>(
     world: &W,
     kind: Interaction,
     target: Cell,
     faces: u8,
-    mut f: impl FnMut(u8, [f64; 3], [i32; 3]) -> bool,
+    mut f: impl FnMut(u8, [f64; 3]) -> bool,
 ) -> bool {
     let size = world.size();
-    let dims = [size.width as f64, size.height as f64, size.depth as f64];
-    let shift = match kind {
-        Interaction::Break => 1e-4,
-        Interaction::Place => -1e-4,
-    };
-    // The reference steps `face` by `1 + 2*shift` from `0 - shift`, and u, v by 0.4
-    // from 0.1; keep those float sequences rather than literals.
-    let face_offsets = [0.0 - shift, (0.0 - shift) + (1.0 + 2.0 * shift)];
-    let uv = [0.1, 0.1 + 0.4, (0.1 + 0.4) + 0.4];
     let t = target.to_array();
-    let base = [f64::from(t[0]), f64::from(t[1]), f64::from(t[2])];
-    for face_dim in 0..3 {
-        let (a1, a2) = ((face_dim + 1) % 3, (face_dim + 2) % 3);
-        for (side, &face) in face_offsets.iter().enumerate() {
-            let id = 2 * face_dim as u8 + side as u8;
-            if faces & (1 << id) == 0 {
+    for face in 0..6u8 {
+        if faces & (1 << face) == 0 {
+            continue;
+        }
+        let axis = usize::from(face / 2);
+        let high = face % 2 == 1;
+        if kind == Interaction::Place {
+            let mut against = t;
+            against[axis] += if high { 1 } else { -1 };
+            let a = Cell::new(against[0], against[1], against[2]);
+            if !size.contains(a) || world.is_air(a.x, a.y, a.z) {
                 continue;
             }
-            if kind == Interaction::Place {
-                let mut against = t;
-                against[face_dim] += if face > 0.5 { 1 } else { -1 };
-                let a = Cell::new(against[0], against[1], against[2]);
-                if !size.contains(a) || world.is_air(a.x, a.y, a.z) {
-                    continue;
-                }
-            }
-            // The u and v coordinates lie in (t, t + 1), inside the world; only the
-            // face's own coordinate can leave it (break faces on the world's border),
-            // and then all nine points do.
-            let plane = base[face_dim] + face;
-            if !(plane >= 0.0 && plane < dims[face_dim]) {
-                continue;
-            }
-            let mut voxel = t;
-            voxel[face_dim] = floor(plane) as i32;
-            for &u in &uv {
-                for &v in &uv {
-                    let mut p = base;
-                    p[face_dim] = plane;
-                    p[a1] += u;
-                    p[a2] += v;
-                    if f(id, p, voxel) {
-                        return true;
-                    }
-                }
+        }
+        // The u and v coordinates lie in (t, t + 1), inside the world; only the
+        // face's own coordinate can leave it (break faces on the world's border),
+        // and then all nine points do.
+        let plane = click_point(kind, target, face, 0)[axis];
+        if !(plane >= 0.0 && plane < size.axes()[axis] as f64) {
+            continue;
+        }
+        for k in 0..9 {
+            if f(face, click_point(kind, target, face, k)) {
+                return true;
             }
         }
     }
     false
+}
+
+/// The feet of the teleportation search's standing position at offset
+/// `(dx, dy, dz)` from the target, computed as the reference does.
+#[inline]
+fn standing_feet(target: Cell, dx: i32, dy: i32, dz: i32) -> [f64; 3] {
+    [
+        f64::from(target.x) + 0.5 + f64::from(dx),
+        f64::from(target.y + dy),
+        f64::from(target.z) + 0.5 + f64::from(dz),
+    ]
 }
 
 /// Calls `f` with each standing position (feet) of the teleportation search, in the
@@ -322,12 +201,7 @@ fn for_each_standing_position<W: SearchWorld>(
                 {
                     continue;
                 }
-                let feet = [
-                    f64::from(target.x) + 0.5 + f64::from(dx),
-                    f64::from(target.y + dy),
-                    f64::from(target.z) + 0.5 + f64::from(dz),
-                ];
-                if f(feet) {
+                if f(standing_feet(target, dx, dy, dz)) {
                     return true;
                 }
             }
@@ -452,38 +326,6 @@ impl Eye {
     }
 }
 
-/// Per eye, which faces' rays the obstacle table has shown clear. All nine click
-/// points of a face lie in one voxel, so one box test answers for all of them.
-#[derive(Clone, Copy, Default)]
-struct ClearFaces {
-    tested: u8,
-    clear: u8,
-}
-
-impl ClearFaces {
-    fn is_clear<W: SearchWorld>(
-        &mut self,
-        world: &W,
-        eye: &Eye,
-        face: u8,
-        voxel: [i32; 3],
-    ) -> bool {
-        let bit = 1 << face;
-        if self.tested & bit == 0 {
-            self.tested |= bit;
-            if let Some(table) = world.obstacles() {
-                let a = eye.voxel;
-                let lo = [a[0].min(voxel[0]), a[1].min(voxel[1]), a[2].min(voxel[2])];
-                let hi = [a[0].max(voxel[0]), a[1].max(voxel[1]), a[2].max(voxel[2])];
-                if table.box_is_free(lo, hi) {
-                    self.clear |= bit;
-                }
-            }
-        }
-        self.clear & bit != 0
-    }
-}
-
 /// The ray from `eye` to `click`, if its length is within reach (the reference's
 /// squared-distance test, bit for bit).
 #[inline(always)]
@@ -494,21 +336,9 @@ fn ray_in_reach(eye: [f64; 3], click: [f64; 3]) -> Option<[f64; 3]> {
 
 /// Whether the segment from the eye to the click point is within reach and passes
 /// only through air and no other player.
-fn reachable<W: SearchWorld>(
-    world: &W,
-    eye: &Eye,
-    click: [f64; 3],
-    face: u8,
-    click_voxel: [i32; 3],
-    clear_faces: &mut ClearFaces,
-) -> bool {
-    let Some(d) = ray_in_reach(eye.pos, click) else {
-        return false;
-    };
-    if clear_faces.is_clear(world, eye, face, click_voxel) {
-        return true;
-    }
-    walk_ray(world, eye, d, |_| {}).is_ok()
+#[inline]
+fn reachable<W: SearchWorld>(world: &W, eye: &Eye, click: [f64; 3]) -> bool {
+    ray_in_reach(eye.pos, click).is_some_and(|d| walk_ray(world, eye, d, |_| {}).is_ok())
 }
 
 /// Runs the search, calling `f` with each candidate in the reference's order until it
@@ -536,21 +366,33 @@ pub fn search<W: SearchWorld>(
             return false;
         }
         let eye_info = Eye::new(eye);
-        let mut clear_faces = ClearFaces::default();
-        return for_each_click_point(world, kind, target, faces, |face, click, voxel| {
-            reachable(world, &eye_info, click, face, voxel, &mut clear_faces)
+        return for_each_click_point(world, kind, target, faces, |_, click| {
+            reachable(world, &eye_info, click)
                 && f(Candidate {
                     viewpoint: eye,
                     click,
                 })
         });
     }
+    if world.obstacle_rows().is_some() {
+        let mut set = CandidateSet::default();
+        if ray_table::search_into(world, kind, target, false, &mut set) {
+            return set.iter().any(f);
+        }
+    }
+    search_every_position(world, kind, target, f)
+}
+
+/// The teleportation search without the ray table: every standing position's
+/// rays are walked.
+fn search_every_position<W: SearchWorld>(
+    world: &W,
+    kind: Interaction,
+    target: Cell,
+    mut f: impl FnMut(Candidate) -> bool,
+) -> bool {
     let clicks = click_points(world, kind, target, 0b11_1111);
-    let (points, voxels, point_faces) = (
-        &clicks.points[..clicks.len],
-        &clicks.voxels[..clicks.len],
-        &clicks.faces[..clicks.len],
-    );
+    let (points, point_faces) = (&clicks.points[..clicks.len], &clicks.faces[..clicks.len]);
     if points.is_empty() {
         return false;
     }
@@ -564,21 +406,35 @@ pub fn search<W: SearchWorld>(
             return false;
         }
         let eye_info = Eye::new(eye);
-        let mut clear_faces = ClearFaces::default();
-        points
-            .iter()
-            .zip(voxels)
-            .zip(point_faces)
-            .any(|((&click, &voxel), &face)| {
-                viable & (1 << face) != 0
-                    && reachable(world, &eye_info, click, face, voxel, &mut clear_faces)
-                    && f(Candidate {
-                        viewpoint: eye,
-                        click,
-                    })
-            })
+        points.iter().zip(point_faces).any(|(&click, &face)| {
+            viable & (1 << face) != 0
+                && reachable(world, &eye_info, click)
+                && f(Candidate {
+                    viewpoint: eye,
+                    click,
+                })
+        })
     };
     for_each_standing_position(world, kind, target, try_position)
+}
+
+/// The teleportation search's candidates, into `out` (a reused buffer): by the ray
+/// table when the world keeps [`ObstacleRows`] that fit it, else by walking every
+/// ray.
+pub fn teleport_candidates<W: SearchWorld>(
+    world: &W,
+    kind: Interaction,
+    target: Cell,
+    out: &mut CandidateSet,
+) {
+    if !ray_table::search_into(world, kind, target, false, out) {
+        out.fill_listed(|push| {
+            search_every_position(world, kind, target, |c| {
+                push(c);
+                false
+            });
+        });
+    }
 }
 
 /// Every candidate, in order, written into `out` (cleared first) so a caller can
@@ -685,7 +541,7 @@ pub fn sees_from<W: SearchWorld>(
     let mut blockers = CellSet::EMPTY;
     let mut witness = CellSet::EMPTY;
     let size = world.size();
-    let found = for_each_click_point(world, kind, target, faces, |face, click, _| {
+    let found = for_each_click_point(world, kind, target, faces, |face, click| {
         let Some(d) = ray_in_reach(eye, click) else {
             return false;
         };
@@ -800,6 +656,7 @@ fn walk_ray<W: SearchWorld>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::coords::CellIndex;
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
 
@@ -808,7 +665,7 @@ mod tests {
         blocks: Vec<bool>,
         ids: Vec<u8>,
         players: Vec<Cell>,
-        table: Option<ObstacleTable>,
+        rows: Option<ObstacleRows>,
     }
 
     impl SearchWorld for Grid {
@@ -823,8 +680,8 @@ mod tests {
                 .iter()
                 .any(|p| p.x == x && p.z == z && (p.y == y || p.y + 1 == y))
         }
-        fn obstacles(&self) -> Option<&ObstacleTable> {
-            self.table.as_ref()
+        fn obstacle_rows(&self) -> Option<&ObstacleRows> {
+            self.rows.as_ref()
         }
     }
 
@@ -840,20 +697,15 @@ mod tests {
             blocks: world.blocks.clone(),
             ids: world.ids.clone(),
             players: world.players.clone(),
-            table: None,
+            rows: None,
         };
         let world = &walker;
         let clicks = click_points(world, kind, target, 0b11_1111);
         let mut out = Vec::new();
         let mut visit = |feet: [f64; 3]| {
             let eye = [feet[0], feet[1] + EYE_HEIGHT, feet[2]];
-            for ((&click, &voxel), &face) in clicks.points[..clicks.len]
-                .iter()
-                .zip(&clicks.voxels)
-                .zip(&clicks.faces)
-            {
-                let mut clear_faces = ClearFaces::default();
-                if reachable(world, &Eye::new(eye), click, face, voxel, &mut clear_faces) {
+            for &click in &clicks.points[..clicks.len] {
+                if reachable(world, &Eye::new(eye), click) {
                     out.push(Candidate {
                         viewpoint: eye,
                         click,
@@ -874,36 +726,6 @@ mod tests {
     }
 
     #[test]
-    fn synced_obstacle_tables_equal_rebuilt_ones() {
-        let mut rng = StdRng::seed_from_u64(9);
-        let size = WorldSize::new(11, 10, 10);
-        let mut ids: Vec<u8> = (0..size.num_cells())
-            .map(|_| if rng.random_bool(0.3) { 3 } else { 0 })
-            .collect();
-        let mut synced = ObstacleTable::default();
-        for step in 0..500 {
-            // Mostly one or two edits, sometimes many (a reset), sometimes a change
-            // of block type only.
-            let edits = match step % 50 {
-                0 => 200,
-                _ => rng.random_range(0..3),
-            };
-            for _ in 0..edits {
-                let i = rng.random_range(0..ids.len());
-                ids[i] = if ids[i] == 0 {
-                    rng.random_range(1..10)
-                } else {
-                    rng.random_range(0..3)
-                };
-            }
-            synced.sync_blocks(size, &ids);
-            let mut fresh = ObstacleTable::default();
-            fresh.rebuild(size, |i| ids[i] != 0);
-            assert_eq!(synced.sums, fresh.sums, "step {step}");
-        }
-    }
-
-    #[test]
     fn pruning_never_changes_the_candidates() {
         let mut rng = StdRng::seed_from_u64(5);
         let size = WorldSize::new(9, 8, 9);
@@ -917,7 +739,7 @@ mod tests {
                     .collect(),
                 ids: Vec::new(),
                 players: Vec::new(),
-                table: None,
+                rows: None,
             };
             grid.ids = grid.blocks.iter().map(|&b| u8::from(b)).collect();
             for _ in 0..rng.random_range(0..3) {
@@ -928,15 +750,16 @@ mod tests {
                 );
                 grid.players.push(c);
             }
-            // Half the worlds search with an obstacle table (clear rays skip their
-            // walk), compared with the brute force, which walks every ray.
+            // Half the worlds keep obstacle rows, so that teleportation searches use
+            // the ray table; the brute force walks every ray. (No player's head is
+            // above the world here, so the rows can hold every obstacle.)
             if rng.random_bool(0.5) {
-                let mut table = ObstacleTable::default();
-                table.rebuild(size, |i| {
+                let mut rows = ObstacleRows::default();
+                rows.rebuild(size, |i| {
                     let c = size.cell(CellIndex(i as u32));
                     grid.blocks[i] || grid.is_obstacle_player(c.x, c.y, c.z)
                 });
-                grid.table = Some(table);
+                grid.rows = Some(rows);
             }
             // Walking eyes, sometimes inside blocks (a player may build into itself).
             let feet = Cell::new(
@@ -989,5 +812,71 @@ mod tests {
             }
         }
         assert!(compared > 150_000);
+    }
+
+    /// A world of random blocks and its obstacle rows.
+    fn random_world(rng: &mut StdRng, size: WorldSize) -> Grid {
+        let density = rng.random_range(0.02..0.5);
+        let blocks: Vec<bool> = (0..size.num_cells())
+            .map(|_| rng.random_bool(density))
+            .collect();
+        let ids = blocks.iter().map(|&b| u8::from(b)).collect();
+        let mut rows = ObstacleRows::default();
+        rows.rebuild(size, |i| blocks[i]);
+        Grid {
+            size,
+            blocks,
+            ids,
+            players: Vec::new(),
+            rows: Some(rows),
+        }
+    }
+
+    #[test]
+    fn the_ray_table_finds_what_walking_every_ray_finds() {
+        let mut rng = StdRng::seed_from_u64(21);
+        let mut searches = 0;
+        let mut found = 0;
+        // Small worlds (every target near a border), the paper's, and large and
+        // far-out ones where rounding differs most from the table's.
+        let sizes = [
+            WorldSize::new(3, 4, 3),
+            WorldSize::new(5, 6, 5),
+            WorldSize::new(11, 10, 10),
+            WorldSize::new(20, 12, 64),
+            WorldSize::new(250, 9, 40),
+        ];
+        let mut set = CandidateSet::default();
+        for size in sizes {
+            for _ in 0..6 {
+                let world = random_world(&mut rng, size);
+                for _ in 0..150 {
+                    let target = Cell::new(
+                        rng.random_range(0..size.width as i32),
+                        rng.random_range(0..size.height as i32),
+                        rng.random_range(0..size.depth as i32),
+                    );
+                    let kind = if world.blocks[size.index(target).get()] {
+                        Interaction::Break
+                    } else {
+                        Interaction::Place
+                    };
+                    let expected = brute_force(&world, kind, target, None);
+                    teleport_candidates(&world, kind, target, &mut set);
+                    assert_eq!(set.len(), expected.len(), "{size} {target} {kind:?}");
+                    assert_eq!(set.iter().collect::<Vec<_>>(), expected);
+                    for (i, c) in expected.iter().enumerate() {
+                        assert_eq!(set.get(i), *c);
+                    }
+                    assert_eq!(
+                        any_candidate(&world, kind, target, None),
+                        !expected.is_empty()
+                    );
+                    searches += 1;
+                    found += expected.len();
+                }
+            }
+        }
+        assert!(searches == 4500 && found > 100_000, "{found} candidates");
     }
 }

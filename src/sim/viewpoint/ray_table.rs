@@ -1,0 +1,665 @@
+//! The teleportation search (no fixed player) by precomputed rays.
+//!
+//! Which voxels a ray from a standing position's eye to a click point enters depends,
+//! in exact arithmetic, only on where the eye and the point lie relative to the
+//! target. The reference walks in `f64` from absolute coordinates, so its rounding
+//! differs from target to target; but it can only change a decision of the walk (or
+//! of the reach test) where two quantities are equal in exact arithmetic. A table
+//! built once per interaction kind holds, for every (standing offset, click point)
+//! pair, the voxels its ray enters, unless some decision of its walk or reach test is
+//! within [`TIE`] of going the other way; those few rays are walked exactly as
+//! before, from the world's own coordinates. Rounding in worlds of the sizes the
+//! table accepts stays below 1e-12, far inside the margin.
+//!
+//! With the table, a search tests whole faces at once: the 9 rays of a face are clear
+//! together when the union of their voxels holds no obstacle, one 13-word `AND`
+//! against a bit mask of the target's neighbourhood.
+
+use std::sync::OnceLock;
+
+use super::{
+    Candidate, EYE_HEIGHT, Eye, Interaction, REACH, SearchWorld, click_point, floor, ray_in_reach,
+    standing_feet, voxel_of, walk_ray,
+};
+use crate::sim::coords::{Cell, WorldSize};
+
+/// Standing offsets from the target: x and z in `-SPAN..=SPAN`, y in
+/// `Y_LOW..=Y_HIGH` (ENV_SPEC 6.2).
+const SPAN: i32 = 4;
+const Y_LOW: i32 = -5;
+const Y_HIGH: i32 = 3;
+/// Rows of a neighbourhood: one per (x, y) offset, y in `Y_LOW..=Y_HIGH + 1` (the
+/// standing cells and the cells above them, where the eyes are).
+const ROWS_Y: usize = (Y_HIGH - Y_LOW + 2) as usize;
+const NUM_ROWS: usize = 9 * ROWS_Y;
+/// Rows of 9 z-bits packed into one word, so that no row straddles two words.
+const ROWS_PER_WORD: usize = 7;
+const WORDS: usize = NUM_ROWS.div_ceil(ROWS_PER_WORD);
+/// Standing offsets, in the reference's order (x outer, then y, then z).
+const NUM_EYES: usize = 9 * 9 * 9;
+/// Click points per face, and in all.
+const POINTS_PER_FACE: usize = 9;
+const NUM_POINTS: usize = 6 * POINTS_PER_FACE;
+/// How close two quantities compared by the walk or the reach test may come before
+/// the ray is left to the exact walk.
+const TIE: f64 = 1e-9;
+/// The largest world extent the table serves: rounding grows with the coordinates,
+/// and must stay far below [`TIE`].
+const MAX_EXTENT: usize = 256;
+/// Where the table is built: a target well inside an imaginary world, so that every
+/// offset is a valid coordinate.
+const CANONICAL: i32 = 64;
+
+/// The row of an (x, y) offset from the target.
+#[inline]
+fn row_of(ox: i32, oy: i32) -> usize {
+    (ox + SPAN) as usize * ROWS_Y + (oy - Y_LOW) as usize
+}
+
+/// A set of cells around a target (offsets x, z in -4..=4, y in -5..=4): row `r`
+/// holds z offsets -4..=4 in bits `9 * (r % 7)..` of word `r / 7`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Mask([u64; WORDS]);
+
+/// The position of an offset's bit in a [`Mask`]: `word * 64 + bit`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct MaskBit(u16);
+
+impl MaskBit {
+    fn of(offset: [i32; 3]) -> Self {
+        let r = row_of(offset[0], offset[1]);
+        let bit = (r % ROWS_PER_WORD) * 9 + (offset[2] + SPAN) as usize;
+        Self(((r / ROWS_PER_WORD) * 64 + bit) as u16)
+    }
+}
+
+impl Mask {
+    fn insert(&mut self, bit: MaskBit) {
+        self.0[usize::from(bit.0 >> 6)] |= 1 << (bit.0 & 63);
+    }
+
+    #[inline(always)]
+    fn contains(&self, bit: MaskBit) -> bool {
+        self.0[usize::from(bit.0 >> 6)] >> (bit.0 & 63) & 1 != 0
+    }
+
+    #[inline(always)]
+    fn intersects(&self, other: &Self) -> bool {
+        self.0
+            .iter()
+            .zip(&other.0)
+            .fold(0, |acc, (a, b)| acc | (a & b))
+            != 0
+    }
+
+    #[inline(always)]
+    fn set_row(&mut self, row: usize, bits: u64) {
+        self.0[row / ROWS_PER_WORD] |= bits << ((row % ROWS_PER_WORD) * 9);
+    }
+}
+
+/// The rays of one face from one standing offset.
+#[derive(Clone, Copy, Debug, Default)]
+struct FaceRays {
+    /// Every voxel the `certain` rays enter.
+    union: Mask,
+    /// Click points (bit k = point k of the face) whose ray is in reach and whose
+    /// voxels are in the table.
+    certain: u16,
+    /// Click points whose reach test or walk is too close to a tie to tabulate.
+    uncertain: u16,
+}
+
+/// Every ray of one interaction kind.
+struct RayTable {
+    /// Per standing offset, the faces (bit `2 * axis + side`) that can be seen at
+    /// all; the others are looked at through a block (see `viable_faces`).
+    facing: Vec<u8>,
+    /// Per standing offset and face.
+    faces: Vec<FaceRays>,
+    /// Per standing offset and click point, its voxels' range in `cells`.
+    paths: Vec<(u32, u32)>,
+    cells: Vec<MaskBit>,
+}
+
+impl RayTable {
+    fn get(kind: Interaction) -> &'static Self {
+        static PLACE: OnceLock<RayTable> = OnceLock::new();
+        static BREAK: OnceLock<RayTable> = OnceLock::new();
+        match kind {
+            Interaction::Place => PLACE.get_or_init(|| Self::build(kind)),
+            Interaction::Break => BREAK.get_or_init(|| Self::build(kind)),
+        }
+    }
+
+    fn build(kind: Interaction) -> Self {
+        let target = Cell::new(CANONICAL, CANONICAL, CANONICAL);
+        let mut table = Self {
+            facing: Vec::with_capacity(NUM_EYES),
+            faces: Vec::with_capacity(NUM_EYES * 6),
+            paths: Vec::with_capacity(NUM_EYES * NUM_POINTS),
+            cells: Vec::new(),
+        };
+        for dx in -SPAN..=SPAN {
+            for dy in Y_LOW..=Y_HIGH {
+                for dz in -SPAN..=SPAN {
+                    let feet = standing_feet(target, dx, dy, dz);
+                    let eye = [feet[0], feet[1] + EYE_HEIGHT, feet[2]];
+                    table.facing.push(facing(kind, [dx, dy, dz]));
+                    for face in 0..6u8 {
+                        let mut rays = FaceRays::default();
+                        for k in 0..POINTS_PER_FACE {
+                            let start = table.cells.len() as u32;
+                            let click = click_point(kind, target, face, k);
+                            let d = [click[0] - eye[0], click[1] - eye[1], click[2] - eye[2]];
+                            let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+                            if (r2 - REACH * REACH).abs() <= TIE {
+                                rays.uncertain |= 1 << k;
+                            } else if r2 < REACH * REACH {
+                                match trace(eye, d) {
+                                    Some(voxels) => {
+                                        rays.certain |= 1 << k;
+                                        for v in voxels {
+                                            let bit = MaskBit::of([
+                                                v[0] - target.x,
+                                                v[1] - target.y,
+                                                v[2] - target.z,
+                                            ]);
+                                            rays.union.insert(bit);
+                                            table.cells.push(bit);
+                                        }
+                                    }
+                                    None => rays.uncertain |= 1 << k,
+                                }
+                            }
+                            table.paths.push((start, table.cells.len() as u32));
+                        }
+                        table.faces.push(rays);
+                    }
+                }
+            }
+        }
+        table
+    }
+
+    #[inline(always)]
+    fn path(&self, eye: usize, point: usize) -> &[MaskBit] {
+        let (start, end) = self.paths[eye * NUM_POINTS + point];
+        &self.cells[start as usize..end as usize]
+    }
+}
+
+/// The faces an eye at a standing offset can see without looking through the
+/// target (breaking) or through the block clicked against (placing); the
+/// geometric half of `viable_faces`, exact because eyes sit at cell centres and
+/// 0.6 above a cell boundary.
+fn facing(kind: Interaction, offset: [i32; 3]) -> u8 {
+    // The eye's position relative to the target cell, in tenths.
+    let eye = [offset[0] * 10 + 5, offset[1] * 10 + 16, offset[2] * 10 + 5];
+    let mut faces = 0;
+    for axis in 0..3 {
+        for side in 0..2u8 {
+            let beyond_low = eye[axis] < 0;
+            let beyond_high = eye[axis] > 10;
+            let outside = if side == 0 { beyond_low } else { beyond_high };
+            let ok = match kind {
+                // The eye is never inside the target: those offsets are skipped.
+                Interaction::Break => outside,
+                Interaction::Place => {
+                    let mut n = [0; 3];
+                    n[axis] = if side == 0 { -1 } else { 1 };
+                    let eye_voxel = [offset[0], offset[1] + 1, offset[2]];
+                    !outside || eye_voxel == n
+                }
+            };
+            if ok {
+                faces |= 1 << (2 * axis as u8 + side);
+            }
+        }
+    }
+    faces
+}
+
+/// The voxels the reference's walk enters from `eye` along `d` (see
+/// `super::walk_ray`), or `None` if one of its choices is within [`TIE`] of a tie.
+fn trace(eye: [f64; 3], d: [f64; 3]) -> Option<Vec<[i32; 3]>> {
+    let mut voxel = voxel_of(eye);
+    let mut t = [1.0; 3];
+    let mut delta = [1.0; 3];
+    let mut step = [0; 3];
+    for a in 0..3 {
+        let s = 1f64.copysign(d[a]);
+        let start = -s * eye[a];
+        step[a] = s as i32;
+        if d[a] != 0.0 {
+            t[a] = ((start - floor(start)) / d[a]).abs();
+            delta[a] = (1.0 / d[a]).abs();
+        }
+    }
+    let mut out = Vec::new();
+    loop {
+        let a = if t[0] <= t[1] {
+            if t[0] <= t[2] { 0 } else { 2 }
+        } else if t[1] <= t[2] {
+            1
+        } else {
+            2
+        };
+        // An axis the ray does not move along keeps exactly 1.0 everywhere.
+        if d[a] != 0.0 && (t[a] - 1.0).abs() < TIE {
+            return None;
+        }
+        if t[a] >= 1.0 {
+            return Some(out);
+        }
+        if (0..3).any(|b| b != a && (t[b] - t[a]).abs() < TIE) {
+            return None;
+        }
+        voxel[a] += step[a];
+        t[a] += delta[a];
+        out.push(voxel);
+    }
+}
+
+/// Bits of the world's obstacle cells, one `u64` of z bits per (x, y) row, kept up
+/// to date with the block ids; what a teleportation search reads its
+/// neighbourhood from.
+#[derive(Clone, Debug, Default)]
+pub struct ObstacleRows {
+    size: WorldSize,
+    rows: Vec<u64>,
+    /// The block ids the rows were last brought up to date with by
+    /// [`ObstacleRows::sync_blocks`].
+    synced: Vec<u8>,
+}
+
+impl ObstacleRows {
+    /// Whether a world of this size can be served (depth at most 64, every extent
+    /// small enough for the table's rounding margin).
+    pub fn fits(size: WorldSize) -> bool {
+        size.depth <= 64 && size.axes().iter().all(|&n| n <= MAX_EXTENT)
+    }
+
+    /// Brings rows of the non-air blocks up to date with `ids`: only the cells that
+    /// changed between air and not are touched.
+    pub fn sync_blocks(&mut self, size: WorldSize, ids: &[u8]) {
+        const CHUNK: usize = 64;
+        if self.size == size && self.synced.len() == ids.len() && !self.rows.is_empty() {
+            for (k, (a, b)) in self.synced.chunks(CHUNK).zip(ids.chunks(CHUNK)).enumerate() {
+                if a == b {
+                    continue;
+                }
+                for (j, (x, y)) in a.iter().zip(b).enumerate() {
+                    if (*x == 0) != (*y == 0) {
+                        let i = k * CHUNK + j;
+                        let (row, z) = (i / size.depth, i % size.depth);
+                        self.rows[row] ^= 1 << z;
+                    }
+                }
+            }
+            self.synced.copy_from_slice(ids);
+            return;
+        }
+        self.rebuild(size, |i| ids[i] != 0);
+        self.synced.extend_from_slice(ids);
+    }
+
+    /// Rebuilds the rows for a world from any obstacle predicate over linear cell
+    /// indices (blocks and, for a caller that has them, other players' cells).
+    pub fn rebuild(&mut self, size: WorldSize, is_obstacle: impl Fn(usize) -> bool) {
+        self.size = size;
+        self.synced.clear();
+        self.rows.clear();
+        if !Self::fits(size) {
+            return;
+        }
+        self.rows.resize(size.width * size.height, 0);
+        for (r, row) in self.rows.iter_mut().enumerate() {
+            for z in 0..size.depth {
+                if is_obstacle(r * size.depth + z) {
+                    *row |= 1 << z;
+                }
+            }
+        }
+    }
+
+    /// The rows, if they describe a world of this size.
+    fn for_size(&self, size: WorldSize) -> Option<&[u64]> {
+        (self.size == size && !self.rows.is_empty()).then_some(&self.rows)
+    }
+}
+
+/// The nine z bits of a row around `z`, bit 0 = `z - 4`; cells outside `0..64`
+/// read as 0.
+#[inline(always)]
+fn window(row: u64, z: i32) -> u64 {
+    let shifted = if z >= SPAN {
+        row >> (z - SPAN)
+    } else {
+        row << (SPAN - z)
+    };
+    shifted & 0x1FF
+}
+
+/// One teleportation search's candidates, grouped by standing position: for each
+/// standing offset with any, the set of its click points (bit `9 * face + k`).
+/// Candidates are numbered in the reference's order.
+#[derive(Clone, Debug, Default)]
+pub struct CandidateSet {
+    /// `None` when the candidates were found without the table and are listed.
+    kind: Option<Interaction>,
+    target: Cell,
+    groups: Vec<(u16, u64)>,
+    listed: Vec<Candidate>,
+    len: usize,
+}
+
+impl CandidateSet {
+    /// The number of candidates.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there is none (the place or break is infeasible).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The candidate with this index, in the reference's order.
+    ///
+    /// # Panics
+    /// If `index >= self.len()`.
+    pub fn get(&self, mut index: usize) -> Candidate {
+        assert!(index < self.len, "candidate {index} of {}", self.len);
+        if self.kind.is_none() {
+            return self.listed[index];
+        }
+        for &(eye, mut points) in &self.groups {
+            let n = points.count_ones() as usize;
+            if index < n {
+                for _ in 0..index {
+                    points &= points - 1;
+                }
+                return self.candidate(eye, points.trailing_zeros() as usize);
+            }
+            index -= n;
+        }
+        unreachable!("the groups hold len candidates")
+    }
+
+    /// Every candidate, in order.
+    pub fn iter(&self) -> impl Iterator<Item = Candidate> + '_ {
+        let grouped = self.groups.iter().flat_map(move |&(eye, points)| {
+            BitIter(points).map(move |point| self.candidate(eye, point))
+        });
+        self.listed.iter().copied().chain(grouped)
+    }
+
+    /// Refills the set with candidates found some other way, in order.
+    pub(super) fn fill_listed(&mut self, fill: impl FnOnce(&mut dyn FnMut(Candidate))) {
+        self.kind = None;
+        self.groups.clear();
+        self.listed.clear();
+        fill(&mut |c| self.listed.push(c));
+        self.len = self.listed.len();
+    }
+
+    fn candidate(&self, eye: u16, point: usize) -> Candidate {
+        let kind = self.kind.expect("a search filled the set");
+        candidate_at(kind, self.target, usize::from(eye), point)
+    }
+}
+
+/// The set bits of a word, lowest first.
+struct BitIter(u64);
+
+impl Iterator for BitIter {
+    type Item = usize;
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        (self.0 != 0).then(|| {
+            let i = self.0.trailing_zeros() as usize;
+            self.0 &= self.0 - 1;
+            i
+        })
+    }
+}
+
+/// The standing offset `(dx, dy, dz)` of a table index.
+fn offset_of(eye: usize) -> [i32; 3] {
+    let (dx, rest) = (eye / 81, eye % 81);
+    [
+        dx as i32 - SPAN,
+        (rest / 9) as i32 + Y_LOW,
+        (rest % 9) as i32 - SPAN,
+    ]
+}
+
+fn candidate_at(kind: Interaction, target: Cell, eye: usize, point: usize) -> Candidate {
+    let [dx, dy, dz] = offset_of(eye);
+    let feet = standing_feet(target, dx, dy, dz);
+    Candidate {
+        viewpoint: [feet[0], feet[1] + EYE_HEIGHT, feet[2]],
+        click: click_point(
+            kind,
+            target,
+            (point / POINTS_PER_FACE) as u8,
+            point % POINTS_PER_FACE,
+        ),
+    }
+}
+
+/// Runs the teleportation search for `target` with the table, filling `out`.
+/// Returns `false` (leaving `out` empty) if the world cannot be served: its size
+/// does not fit, or its rows are not up to date with its size.
+pub(super) fn search_into<W: SearchWorld>(
+    world: &W,
+    kind: Interaction,
+    target: Cell,
+    stop_at_first: bool,
+    out: &mut CandidateSet,
+) -> bool {
+    out.kind = Some(kind);
+    out.target = target;
+    out.groups.clear();
+    out.listed.clear();
+    out.len = 0;
+    let size = world.size();
+    let Some(rows) = world.obstacle_rows().and_then(|r| r.for_size(size)) else {
+        return false;
+    };
+    let table = RayTable::get(kind);
+    let (w, h) = (size.width as i32, size.height as i32);
+    let all_z = if size.depth == 64 {
+        u64::MAX
+    } else {
+        (1 << size.depth) - 1
+    };
+
+    // The neighbourhood: obstacles, and which cells are inside the world.
+    let mut obstacles = Mask::default();
+    let mut row_obstacles = [0u64; NUM_ROWS];
+    let mut row_inside = [0u64; NUM_ROWS];
+    for ox in -SPAN..=SPAN {
+        let x = target.x + ox;
+        if !(0..w).contains(&x) {
+            continue;
+        }
+        for oy in Y_LOW..=Y_HIGH + 1 {
+            let y = target.y + oy;
+            if !(0..h).contains(&y) {
+                // Cells above the world are free; rays never reach the others.
+                continue;
+            }
+            let r = row_of(ox, oy);
+            let bits = window(rows[(x * h + y) as usize], target.z);
+            row_obstacles[r] = bits;
+            row_inside[r] = window(all_z, target.z);
+            obstacles.set_row(r, bits);
+        }
+    }
+
+    // Faces with something to click against (placing) or a free outside neighbour
+    // (breaking); a break face on the world's border has no click points.
+    let mut usable = 0u8;
+    let t = target.to_array();
+    for axis in 0..3 {
+        for side in 0..2u8 {
+            let mut n = t;
+            n[axis] += if side == 0 { -1 } else { 1 };
+            let cell = Cell::new(n[0], n[1], n[2]);
+            if !size.contains(cell) {
+                continue;
+            }
+            let ok = match kind {
+                Interaction::Place => !world.is_air(n[0], n[1], n[2]),
+                Interaction::Break => {
+                    !obstacles.contains(MaskBit::of([n[0] - t[0], n[1] - t[1], n[2] - t[2]]))
+                }
+            };
+            if ok {
+                usable |= 1 << (2 * axis as u8 + side);
+            }
+        }
+    }
+    if usable == 0 {
+        return true;
+    }
+
+    let top_skip = if kind == Interaction::Place { 1 } else { 0 };
+    let eye_info = |eye: usize| {
+        let [dx, dy, dz] = offset_of(eye);
+        let feet = standing_feet(target, dx, dy, dz);
+        Eye::new([feet[0], feet[1] + EYE_HEIGHT, feet[2]])
+    };
+    for ox in -SPAN..=SPAN {
+        for oy in Y_LOW..=Y_HIGH {
+            let r = row_of(ox, oy);
+            // Standing cells: inside, air, with air (or the sky) above.
+            let mut standing = row_inside[r] & !row_obstacles[r] & !row_obstacles[r + 1];
+            if ox == 0 && (-1..=top_skip).contains(&oy) {
+                standing &= !(1 << SPAN);
+            }
+            let eye_base = ((ox + SPAN) as usize * 9 + (oy - Y_LOW) as usize) * 9;
+            for oz in BitIter(standing) {
+                let eye = eye_base + oz;
+                let faces = table.facing[eye] & usable;
+                let mut points = 0u64;
+                for face in BitIter(u64::from(faces)) {
+                    let rays = &table.faces[eye * 6 + face];
+                    let mut found = u64::from(rays.certain);
+                    if found != 0 && rays.union.intersects(&obstacles) {
+                        for k in BitIter(found) {
+                            let path = table.path(eye, face * POINTS_PER_FACE + k);
+                            if path.iter().any(|&bit| obstacles.contains(bit)) {
+                                found &= !(1 << k);
+                            }
+                        }
+                    }
+                    for k in BitIter(u64::from(rays.uncertain)) {
+                        let eye = eye_info(eye);
+                        let click = click_point(kind, target, face as u8, k);
+                        if let Some(d) = ray_in_reach(eye.pos, click)
+                            && walk_ray(world, &eye, d, |_| {}).is_ok()
+                        {
+                            found |= 1 << k;
+                        }
+                    }
+                    points |= found << (face * POINTS_PER_FACE);
+                }
+                if points != 0 {
+                    out.groups.push((eye as u16, points));
+                    out.len += points.count_ones() as usize;
+                    if stop_at_first {
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+    true
+}
+
+/// The index of a standing offset in the table (for tests).
+#[cfg(test)]
+fn eye_index(offset: [i32; 3]) -> usize {
+    ((offset[0] + SPAN) as usize * 9 + (offset[1] - Y_LOW) as usize) * 9
+        + (offset[2] + SPAN) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    #[test]
+    fn synced_rows_equal_rebuilt_ones() {
+        let mut rng = StdRng::seed_from_u64(9);
+        let size = WorldSize::new(11, 10, 10);
+        let mut ids: Vec<u8> = (0..size.num_cells())
+            .map(|_| if rng.random_bool(0.3) { 3 } else { 0 })
+            .collect();
+        let mut synced = ObstacleRows::default();
+        for step in 0..500 {
+            // Mostly one or two edits, sometimes many (a reset), sometimes a change
+            // of block type only.
+            let edits = match step % 50 {
+                0 => 200,
+                _ => rng.random_range(0..3),
+            };
+            for _ in 0..edits {
+                let i = rng.random_range(0..ids.len());
+                ids[i] = if ids[i] == 0 {
+                    rng.random_range(1..10)
+                } else {
+                    rng.random_range(0..3)
+                };
+            }
+            synced.sync_blocks(size, &ids);
+            let mut fresh = ObstacleRows::default();
+            fresh.rebuild(size, |i| ids[i] != 0);
+            assert_eq!(synced.rows, fresh.rows, "step {step}");
+        }
+    }
+
+    #[test]
+    fn offsets_and_indices_agree() {
+        for eye in 0..NUM_EYES {
+            assert_eq!(eye_index(offset_of(eye)), eye);
+        }
+        let mut seen = std::collections::HashSet::new();
+        for ox in -SPAN..=SPAN {
+            for oy in Y_LOW..=Y_HIGH + 1 {
+                for oz in -SPAN..=SPAN {
+                    assert!(seen.insert(MaskBit::of([ox, oy, oz]).0));
+                }
+            }
+        }
+        assert!(seen.iter().all(|&b| usize::from(b) < WORDS * 64));
+    }
+
+    #[test]
+    fn most_rays_are_tabulated() {
+        for kind in [Interaction::Place, Interaction::Break] {
+            let table = RayTable::get(kind);
+            let certain: u32 = table.faces.iter().map(|f| f.certain.count_ones()).sum();
+            let uncertain: u32 = table.faces.iter().map(|f| f.uncertain.count_ones()).sum();
+            // Ties are the exception (diagonal rays through edges and corners).
+            assert!(certain > 10_000, "{kind:?}: {certain} tabulated");
+            assert!(
+                uncertain * 20 < certain,
+                "{kind:?}: {uncertain} left to the walk, {certain} tabulated"
+            );
+        }
+    }
+
+    #[test]
+    fn windows_read_outside_cells_as_zero() {
+        let row = 0b1011u64;
+        assert_eq!(window(row, 4), 0b1011);
+        assert_eq!(window(row, 0), 0b1011 << 4);
+        assert_eq!(window(row, 6), 0b10);
+        assert_eq!(window(u64::MAX, 63), 0x1F);
+    }
+}
