@@ -37,9 +37,8 @@ const ROWS_PER_WORD: usize = 7;
 const WORDS: usize = NUM_ROWS.div_ceil(ROWS_PER_WORD);
 /// Standing offsets, in the reference's order (x outer, then y, then z).
 const NUM_EYES: usize = 9 * 9 * 9;
-/// Click points per face, and in all.
+/// Click points per face.
 const POINTS_PER_FACE: usize = 9;
-const NUM_POINTS: usize = 6 * POINTS_PER_FACE;
 /// How close two quantities compared by the walk or the reach test may come before
 /// the ray is left to the exact walk.
 const TIE: f64 = 1e-9;
@@ -103,23 +102,186 @@ impl Mask {
 struct FaceRays {
     /// Every voxel the `certain` rays enter.
     union: Mask,
+    /// Per word of `union`, how many of its voxels lie in earlier words; with the
+    /// voxels below it in its own word, a voxel's rank, which indexes its entry in
+    /// [`FaceSet::entered_by`] from `entered_from`.
+    rank_base: [u8; WORDS],
     /// Click points (bit k = point k of the face) whose ray is in reach and whose
     /// voxels are in the table.
     certain: u16,
-    /// Click points whose reach test or walk is too close to a tie to tabulate.
-    uncertain: u16,
+    /// Click points whose reach test or walk is too close to a tie to tabulate:
+    /// walked exactly.
+    walk: u16,
+    entered_from: u32,
+    /// Whether some ray's walk meets an exact tie between x and z whose outcome
+    /// depends on the target's coordinates (see [`Class`]).
+    class_dependent: bool,
+}
+
+/// Faces' rays and, per voxel of each face's union, the click points whose ray
+/// enters it.
+#[derive(Default)]
+struct FaceSet {
+    faces: Vec<FaceRays>,
+    entered_by: Vec<u16>,
+}
+
+impl FaceSet {
+    /// Adds the nine rays of `face` seen from standing offset `offset` of `target`;
+    /// `settle_xz` settles exact x-z ties by this target's own arithmetic.
+    fn push(
+        &mut self,
+        kind: Interaction,
+        target: Cell,
+        offset: [i32; 3],
+        face: u8,
+        settle_xz: bool,
+    ) {
+        let feet = standing_feet(target, offset[0], offset[1], offset[2]);
+        let eye = [feet[0], feet[1] + EYE_HEIGHT, feet[2]];
+        let mut rays = FaceRays {
+            entered_from: self.entered_by.len() as u32,
+            ..FaceRays::default()
+        };
+        let mut paths: [Vec<MaskBit>; POINTS_PER_FACE] = Default::default();
+        for (k, path) in paths.iter_mut().enumerate() {
+            let click = click_point(kind, target, face, k);
+            let d = [click[0] - eye[0], click[1] - eye[1], click[2] - eye[2]];
+            let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+            if (r2 - REACH * REACH).abs() <= TIE {
+                rays.walk |= 1 << k;
+                continue;
+            }
+            if r2 > REACH * REACH {
+                continue;
+            }
+            match trace(eye, d, settle_xz) {
+                Ok(voxels) => {
+                    rays.certain |= 1 << k;
+                    for v in voxels {
+                        let bit = MaskBit::of([v[0] - target.x, v[1] - target.y, v[2] - target.z]);
+                        rays.union.insert(bit);
+                        path.push(bit);
+                    }
+                }
+                Err(Tie::Xz) => rays.class_dependent = true,
+                Err(Tie::Other) => rays.walk |= 1 << k,
+            }
+        }
+        let mut rank = 0usize;
+        for (w, word) in rays.union.0.iter().enumerate() {
+            rays.rank_base[w] = u8::try_from(rank).expect("fewer than 256 voxels per face");
+            for b in BitIter(*word) {
+                let bit = MaskBit((w * 64 + b) as u16);
+                let by = paths
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| p.contains(&bit))
+                    .fold(0u16, |acc, (k, _)| acc | 1 << k);
+                self.entered_by.push(by);
+                rank += 1;
+            }
+        }
+        self.faces.push(rays);
+    }
+
+    /// The click points of `rays` (a face of this set) whose ray enters an obstacle.
+    #[inline(always)]
+    fn blocked(&self, rays: &FaceRays, obstacles: &Mask) -> u16 {
+        let mut blocked = 0;
+        if !rays.union.intersects(obstacles) {
+            return blocked;
+        }
+        for (w, (&union, &obstacle)) in rays.union.0.iter().zip(&obstacles.0).enumerate() {
+            for b in BitIter(union & obstacle) {
+                let below = (union & ((1u64 << b) - 1)).count_ones() as usize;
+                let rank = usize::from(rays.rank_base[w]) + below;
+                blocked |= self.entered_by[rays.entered_from as usize + rank];
+            }
+        }
+        blocked
+    }
+}
+
+/// Target coordinates whose click points lie at bitwise the same offsets from
+/// them. A click coordinate is `x + c` rounded, for an integer `x` and a fixed
+/// fraction `c`; how it rounds depends only on the power-of-two range that `x + c`
+/// falls in, so the coordinates `0..=MAX_EXTENT` fall into a few dozen classes. A
+/// ray's floats along x (z) are the same for all targets whose x (z) coordinates
+/// share a class: the eye's own coordinate `x + 0.5 + dx` is exact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Class(u8);
+
+/// The classes of the coordinates `0..=MAX_EXTENT` and a representative of each.
+struct Classes {
+    of: Vec<Class>,
+    representatives: Vec<i32>,
+}
+
+impl Class {
+    fn all() -> &'static Classes {
+        static CLASSES: OnceLock<Classes> = OnceLock::new();
+        CLASSES.get_or_init(|| {
+            let mut signatures: Vec<Vec<u64>> = Vec::new();
+            let mut classes = Classes {
+                of: Vec::new(),
+                representatives: Vec::new(),
+            };
+            for x in 0..=MAX_EXTENT as i32 {
+                let signature: Vec<u64> = [Interaction::Place, Interaction::Break]
+                    .into_iter()
+                    .flat_map(|kind| {
+                        (0..6).flat_map(move |face| {
+                            (0..POINTS_PER_FACE).flat_map(move |k| {
+                                let p = click_point(kind, Cell::new(x, x, x), face, k);
+                                p.map(|c| (c - f64::from(x)).to_bits())
+                            })
+                        })
+                    })
+                    .collect();
+                let class = match signatures.iter().position(|s| *s == signature) {
+                    Some(i) => i,
+                    None => {
+                        signatures.push(signature);
+                        classes.representatives.push(x);
+                        signatures.len() - 1
+                    }
+                };
+                classes.of.push(Class(class as u8));
+            }
+            classes
+        })
+    }
+
+    /// How many classes there are.
+    fn count() -> usize {
+        Self::all().representatives.len()
+    }
+
+    fn of(coordinate: i32) -> Self {
+        Self::all().of[coordinate as usize]
+    }
+
+    /// The smallest coordinate of the class.
+    fn representative(self) -> i32 {
+        Self::all().representatives[usize::from(self.0)]
+    }
 }
 
 /// Every ray of one interaction kind.
 struct RayTable {
+    kind: Interaction,
     /// Per standing offset, the faces (bit `2 * axis + side`) that can be seen at
     /// all; the others are looked at through a block (see `viable_faces`).
     facing: Vec<u8>,
-    /// Per standing offset and face.
-    faces: Vec<FaceRays>,
-    /// Per standing offset and click point, its voxels' range in `cells`.
-    paths: Vec<(u32, u32)>,
-    cells: Vec<MaskBit>,
+    /// Per standing offset and face, worked out at a target far from the origin.
+    faces: FaceSet,
+    /// Per face with class-dependent rays (in `faces` order), that face worked out
+    /// for each pair of x and z classes of the target; built on first use.
+    class_faces: Vec<(u16, u8)>,
+    by_class: Vec<OnceLock<FaceSet>>,
+    /// Per face of `faces`, its index in `class_faces`.
+    class_index: Vec<u32>,
 }
 
 impl RayTable {
@@ -135,57 +297,42 @@ impl RayTable {
     fn build(kind: Interaction) -> Self {
         let target = Cell::new(CANONICAL, CANONICAL, CANONICAL);
         let mut table = Self {
+            kind,
             facing: Vec::with_capacity(NUM_EYES),
-            faces: Vec::with_capacity(NUM_EYES * 6),
-            paths: Vec::with_capacity(NUM_EYES * NUM_POINTS),
-            cells: Vec::new(),
+            faces: FaceSet::default(),
+            class_faces: Vec::new(),
+            by_class: (0..Class::count() * Class::count())
+                .map(|_| OnceLock::new())
+                .collect(),
+            class_index: Vec::with_capacity(NUM_EYES * 6),
         };
-        for dx in -SPAN..=SPAN {
-            for dy in Y_LOW..=Y_HIGH {
-                for dz in -SPAN..=SPAN {
-                    let feet = standing_feet(target, dx, dy, dz);
-                    let eye = [feet[0], feet[1] + EYE_HEIGHT, feet[2]];
-                    table.facing.push(facing(kind, [dx, dy, dz]));
-                    for face in 0..6u8 {
-                        let mut rays = FaceRays::default();
-                        for k in 0..POINTS_PER_FACE {
-                            let start = table.cells.len() as u32;
-                            let click = click_point(kind, target, face, k);
-                            let d = [click[0] - eye[0], click[1] - eye[1], click[2] - eye[2]];
-                            let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-                            if (r2 - REACH * REACH).abs() <= TIE {
-                                rays.uncertain |= 1 << k;
-                            } else if r2 < REACH * REACH {
-                                match trace(eye, d) {
-                                    Some(voxels) => {
-                                        rays.certain |= 1 << k;
-                                        for v in voxels {
-                                            let bit = MaskBit::of([
-                                                v[0] - target.x,
-                                                v[1] - target.y,
-                                                v[2] - target.z,
-                                            ]);
-                                            rays.union.insert(bit);
-                                            table.cells.push(bit);
-                                        }
-                                    }
-                                    None => rays.uncertain |= 1 << k,
-                                }
-                            }
-                            table.paths.push((start, table.cells.len() as u32));
-                        }
-                        table.faces.push(rays);
-                    }
-                }
+        for eye in 0..NUM_EYES {
+            let offset = offset_of(eye);
+            table.facing.push(facing(kind, offset));
+            for face in 0..6u8 {
+                table.faces.push(kind, target, offset, face, false);
+                let index = if table.faces.faces.last().is_some_and(|f| f.class_dependent) {
+                    table.class_faces.push((eye as u16, face));
+                    table.class_faces.len() as u32 - 1
+                } else {
+                    u32::MAX
+                };
+                table.class_index.push(index);
             }
         }
         table
     }
 
-    #[inline(always)]
-    fn path(&self, eye: usize, point: usize) -> &[MaskBit] {
-        let (start, end) = self.paths[eye * NUM_POINTS + point];
-        &self.cells[start as usize..end as usize]
+    /// The class-dependent faces worked out for targets of these classes.
+    fn for_classes(&self, x: Class, z: Class) -> &FaceSet {
+        self.by_class[usize::from(x.0) * Class::count() + usize::from(z.0)].get_or_init(|| {
+            let target = Cell::new(x.representative(), CANONICAL, z.representative());
+            let mut set = FaceSet::default();
+            for &(eye, face) in &self.class_faces {
+                set.push(self.kind, target, offset_of(usize::from(eye)), face, true);
+            }
+            set
+        })
     }
 }
 
@@ -220,9 +367,19 @@ fn facing(kind: Interaction, offset: [i32; 3]) -> u8 {
     faces
 }
 
+/// Why a ray's walk cannot be tabulated for every target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tie {
+    /// x against z, both exact ties: settled per [`Class`] of the target.
+    Xz,
+    /// Anything else: the ray is walked in the world's own coordinates.
+    Other,
+}
+
 /// The voxels the reference's walk enters from `eye` along `d` (see
-/// `super::walk_ray`), or `None` if one of its choices is within [`TIE`] of a tie.
-fn trace(eye: [f64; 3], d: [f64; 3]) -> Option<Vec<[i32; 3]>> {
+/// `super::walk_ray`), unless one of its choices is within [`TIE`] of a tie. With
+/// `settle_xz`, ties between x and z are settled by this ray's own floats.
+fn trace(eye: [f64; 3], d: [f64; 3], settle_xz: bool) -> Result<Vec<[i32; 3]>, Tie> {
     let mut voxel = voxel_of(eye);
     let mut t = [1.0; 3];
     let mut delta = [1.0; 3];
@@ -247,13 +404,21 @@ fn trace(eye: [f64; 3], d: [f64; 3]) -> Option<Vec<[i32; 3]>> {
         };
         // An axis the ray does not move along keeps exactly 1.0 everywhere.
         if d[a] != 0.0 && (t[a] - 1.0).abs() < TIE {
-            return None;
+            return Err(Tie::Other);
         }
         if t[a] >= 1.0 {
-            return Some(out);
+            return Ok(out);
         }
-        if (0..3).any(|b| b != a && (t[b] - t[a]).abs() < TIE) {
-            return None;
+        for b in 0..3 {
+            if b != a && (t[b] - t[a]).abs() < TIE {
+                let xz = a != 1 && b != 1;
+                if !xz {
+                    return Err(Tie::Other);
+                }
+                if !settle_xz {
+                    return Err(Tie::Xz);
+                }
+            }
         }
         voxel[a] += step[a];
         t[a] += delta[a];
@@ -527,11 +692,7 @@ pub(super) fn search_into<W: SearchWorld>(
     }
 
     let top_skip = if kind == Interaction::Place { 1 } else { 0 };
-    let eye_info = |eye: usize| {
-        let [dx, dy, dz] = offset_of(eye);
-        let feet = standing_feet(target, dx, dy, dz);
-        Eye::new([feet[0], feet[1] + EYE_HEIGHT, feet[2]])
-    };
+    let mut by_class = None;
     for ox in -SPAN..=SPAN {
         for oy in Y_LOW..=Y_HIGH {
             let r = row_of(ox, oy);
@@ -546,24 +707,19 @@ pub(super) fn search_into<W: SearchWorld>(
                 let faces = table.facing[eye] & usable;
                 let mut points = 0u64;
                 for face in BitIter(u64::from(faces)) {
-                    let rays = &table.faces[eye * 6 + face];
-                    let mut found = u64::from(rays.certain);
-                    if found != 0 && rays.union.intersects(&obstacles) {
-                        for k in BitIter(found) {
-                            let path = table.path(eye, face * POINTS_PER_FACE + k);
-                            if path.iter().any(|&bit| obstacles.contains(bit)) {
-                                found &= !(1 << k);
-                            }
+                    let i = eye * 6 + face;
+                    let (set, rays) = match table.class_index[i] {
+                        u32::MAX => (&table.faces, &table.faces.faces[i]),
+                        j => {
+                            let set = by_class.get_or_insert_with(|| {
+                                table.for_classes(Class::of(target.x), Class::of(target.z))
+                            });
+                            (*set, &set.faces[j as usize])
                         }
-                    }
-                    for k in BitIter(u64::from(rays.uncertain)) {
-                        let eye = eye_info(eye);
-                        let click = click_point(kind, target, face as u8, k);
-                        if let Some(d) = ray_in_reach(eye.pos, click)
-                            && walk_ray(world, &eye, d, |_| {}).is_ok()
-                        {
-                            found |= 1 << k;
-                        }
+                    };
+                    let mut found = u64::from(rays.certain & !set.blocked(rays, &obstacles));
+                    if rays.walk != 0 {
+                        found |= walk_exactly(world, kind, target, eye, face as u8, rays.walk);
                     }
                     points |= found << (face * POINTS_PER_FACE);
                 }
@@ -578,6 +734,31 @@ pub(super) fn search_into<W: SearchWorld>(
         }
     }
     true
+}
+
+/// The click points among `points` of a face that are reached from a standing
+/// offset, by walking each ray in the world's own coordinates: for rays the table
+/// could not settle (none in the tables built today; kept so that a tie the
+/// classes do not cover stays exact).
+#[cold]
+#[inline(never)]
+fn walk_exactly<W: SearchWorld>(
+    world: &W,
+    kind: Interaction,
+    target: Cell,
+    eye: usize,
+    face: u8,
+    points: u16,
+) -> u64 {
+    let [dx, dy, dz] = offset_of(eye);
+    let feet = standing_feet(target, dx, dy, dz);
+    let eye = Eye::new([feet[0], feet[1] + EYE_HEIGHT, feet[2]]);
+    BitIter(u64::from(points))
+        .filter(|&k| {
+            let click = click_point(kind, target, face, k);
+            ray_in_reach(eye.pos, click).is_some_and(|d| walk_ray(world, &eye, d, |_| {}).is_ok())
+        })
+        .fold(0, |acc, k| acc | 1 << k)
 }
 
 /// The index of a standing offset in the table (for tests).
@@ -640,18 +821,152 @@ mod tests {
     }
 
     #[test]
-    fn most_rays_are_tabulated() {
+    fn every_ray_is_tabulated() {
         for kind in [Interaction::Place, Interaction::Break] {
             let table = RayTable::get(kind);
-            let certain: u32 = table.faces.iter().map(|f| f.certain.count_ones()).sum();
-            let uncertain: u32 = table.faces.iter().map(|f| f.uncertain.count_ones()).sum();
-            // Ties are the exception (diagonal rays through edges and corners).
-            assert!(certain > 10_000, "{kind:?}: {certain} tabulated");
-            assert!(
-                uncertain * 20 < certain,
-                "{kind:?}: {uncertain} left to the walk, {certain} tabulated"
-            );
+            let count = |set: &FaceSet, f: fn(&FaceRays) -> u16| -> u32 {
+                set.faces.iter().map(|r| f(r).count_ones()).sum()
+            };
+            let certain = count(&table.faces, |r| r.certain);
+            assert!(certain > 15_000, "{kind:?}: {certain} tabulated");
+            // Every near tie is an exact one between x and z, settled per class.
+            assert_eq!(count(&table.faces, |r| r.walk), 0);
+            assert!(!table.class_faces.is_empty());
+            for x in 0..Class::count() as u8 {
+                for z in 0..Class::count() as u8 {
+                    let set = table.for_classes(Class(x), Class(z));
+                    assert_eq!(count(set, |r| r.walk), 0);
+                    assert!(set.faces.iter().all(|r| !r.class_dependent));
+                }
+            }
         }
+    }
+
+    #[test]
+    fn coordinates_of_a_class_have_the_same_click_offsets() {
+        // A few dozen classes: per power-of-two range, its ends behave apart.
+        assert!(
+            (9..=40).contains(&Class::count()),
+            "{} classes",
+            Class::count()
+        );
+        for x in 0..=MAX_EXTENT as i32 {
+            let r = Class::of(x).representative();
+            assert!(r <= x && Class::of(r) == Class::of(x));
+            for kind in [Interaction::Place, Interaction::Break] {
+                for face in 0..6 {
+                    for k in 0..POINTS_PER_FACE {
+                        let here = click_point(kind, Cell::new(x, x, x), face, k);
+                        let there = click_point(kind, Cell::new(r, r, r), face, k);
+                        for a in 0..3 {
+                            assert_eq!(here[a] - f64::from(x), there[a] - f64::from(r));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// An all-air world, for walking rays and recording every voxel they enter.
+    struct Air(WorldSize, Vec<u8>);
+
+    impl SearchWorld for Air {
+        fn size(&self) -> WorldSize {
+            self.0
+        }
+        fn ids(&self) -> &[u8] {
+            &self.1
+        }
+        fn is_obstacle_player(&self, _: i32, _: i32, _: i32) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn class_dependent_rays_walk_as_their_class_says() {
+        let size = WorldSize::new(MAX_EXTENT, 12, 64);
+        let world = Air(size, vec![0; size.num_cells()]);
+        let mut rng = StdRng::seed_from_u64(3);
+        // Every x with a few z, every z with a few x.
+        let mut targets = Vec::new();
+        for x in 0..size.width as i32 {
+            targets.push(Cell::new(
+                x,
+                rng.random_range(0..12),
+                rng.random_range(0..64),
+            ));
+        }
+        for z in 0..size.depth as i32 {
+            targets.push(Cell::new(
+                rng.random_range(0..256),
+                rng.random_range(0..12),
+                z,
+            ));
+        }
+        let mut compared = 0;
+        for kind in [Interaction::Place, Interaction::Break] {
+            let table = RayTable::get(kind);
+            for &target in &targets {
+                let set = table.for_classes(Class::of(target.x), Class::of(target.z));
+                for (&(eye, face), rays) in table.class_faces.iter().zip(&set.faces) {
+                    let [dx, dy, dz] = offset_of(usize::from(eye));
+                    let mut n = [0; 3];
+                    n[usize::from(face / 2)] = if face % 2 == 0 { -1 } else { 1 };
+                    // Standing inside the world, a face with a neighbour there.
+                    if !size.contains(target.offset(dx, dy, dz))
+                        || !size.contains(target.offset(n[0], n[1], n[2]))
+                    {
+                        continue;
+                    }
+                    let feet = standing_feet(target, dx, dy, dz);
+                    let eye_info = Eye::new([feet[0], feet[1] + EYE_HEIGHT, feet[2]]);
+                    for k in BitIter(u64::from(rays.certain)) {
+                        let click = click_point(kind, target, face, k);
+                        let d = ray_in_reach(eye_info.pos, click).expect("in reach");
+                        let mut walked = Mask::default();
+                        walk_ray(&world, &eye_info, d, |i| {
+                            let c = size.cell(crate::sim::CellIndex(i as u32));
+                            walked.insert(MaskBit::of([
+                                c.x - target.x,
+                                c.y - target.y,
+                                c.z - target.z,
+                            ]));
+                        })
+                        .expect("all air");
+                        // The walk's voxels in this world, without those above it.
+                        let mut tabulated = Mask::default();
+                        for (w, &union) in rays.union.0.iter().enumerate() {
+                            for b in BitIter(union) {
+                                let below = (union & ((1u64 << b) - 1)).count_ones() as usize;
+                                let rank = usize::from(rays.rank_base[w]) + below;
+                                if set.entered_by[rays.entered_from as usize + rank] >> k & 1 != 0 {
+                                    tabulated.insert(MaskBit((w * 64 + b) as u16));
+                                }
+                            }
+                        }
+                        let mut above_world = Mask::default();
+                        for ox in -SPAN..=SPAN {
+                            for oy in Y_LOW..=Y_HIGH + 1 {
+                                if target.y + oy >= size.height as i32 {
+                                    for oz in -SPAN..=SPAN {
+                                        above_world.insert(MaskBit::of([ox, oy, oz]));
+                                    }
+                                }
+                            }
+                        }
+                        for (t, a) in tabulated.0.iter_mut().zip(&above_world.0) {
+                            *t &= !a;
+                        }
+                        assert_eq!(
+                            walked, tabulated,
+                            "{kind:?} {target} eye {eye} face {face} point {k}"
+                        );
+                        compared += 1;
+                    }
+                }
+            }
+        }
+        assert!(compared > 100_000, "{compared} rays compared");
     }
 
     #[test]
