@@ -83,15 +83,6 @@ impl Mask {
     }
 
     #[inline(always)]
-    fn intersects(&self, other: &Self) -> bool {
-        self.0
-            .iter()
-            .zip(&other.0)
-            .fold(0, |acc, (a, b)| acc | (a & b))
-            != 0
-    }
-
-    #[inline(always)]
     fn set_row(&mut self, row: usize, bits: u64) {
         self.0[row / ROWS_PER_WORD] |= bits << ((row % ROWS_PER_WORD) * 9);
     }
@@ -100,30 +91,34 @@ impl Mask {
 /// The rays of one face from one standing offset.
 #[derive(Clone, Copy, Debug, Default)]
 struct FaceRays {
-    /// Every voxel the `certain` rays enter.
-    union: Mask,
-    /// Per word of `union`, how many of its voxels lie in earlier words; with the
-    /// voxels below it in its own word, a voxel's rank, which indexes its entry in
-    /// [`FaceSet::entered_by`] from `entered_from`.
-    rank_base: [u8; WORDS],
     /// Click points (bit k = point k of the face) whose ray is in reach and whose
     /// voxels are in the table.
     certain: u16,
     /// Click points whose reach test or walk is too close to a tie to tabulate:
     /// walked exactly.
     walk: u16,
-    entered_from: u32,
-    /// Whether some ray's walk meets an exact tie between x and z whose outcome
-    /// depends on the target's coordinates (see [`Class`]).
-    class_dependent: bool,
+    /// Which words of a neighbourhood [`Mask`] hold voxels that the `certain` rays
+    /// enter (a face's rays touch at most 6 of the 13); per such word, in order,
+    /// from `union_from`: the union of those voxels in [`FaceSet::union_words`],
+    /// and each ray's own in [`FaceSet::ray_words`].
+    words: u16,
+    /// If some ray's walk meets an exact tie between x and z whose outcome depends
+    /// on the target's coordinates (see [`Class`]), the face's index in
+    /// [`RayTable::class_faces`]; else [`NOT_CLASS_DEPENDENT`].
+    class_index: u16,
+    union_from: u32,
 }
 
-/// Faces' rays and, per voxel of each face's union, the click points whose ray
-/// enters it.
+/// [`FaceRays::class_index`] of a face whose rays depend on no class.
+const NOT_CLASS_DEPENDENT: u16 = u16::MAX;
+
+/// Faces' rays, kept compact: a search reads one face per standing offset and
+/// visible face, and mostly only its union.
 #[derive(Default)]
 struct FaceSet {
     faces: Vec<FaceRays>,
-    entered_by: Vec<u16>,
+    union_words: Vec<u64>,
+    ray_words: Vec<[u64; POINTS_PER_FACE]>,
 }
 
 impl FaceSet {
@@ -140,10 +135,11 @@ impl FaceSet {
         let feet = standing_feet(target, offset[0], offset[1], offset[2]);
         let eye = [feet[0], feet[1] + EYE_HEIGHT, feet[2]];
         let mut rays = FaceRays {
-            entered_from: self.entered_by.len() as u32,
+            class_index: NOT_CLASS_DEPENDENT,
+            union_from: self.union_words.len() as u32,
             ..FaceRays::default()
         };
-        let mut paths: [Vec<MaskBit>; POINTS_PER_FACE] = Default::default();
+        let mut paths = [Mask::default(); POINTS_PER_FACE];
         for (k, path) in paths.iter_mut().enumerate() {
             let click = click_point(kind, target, face, k);
             let d = [click[0] - eye[0], click[1] - eye[1], click[2] - eye[2]];
@@ -159,27 +155,24 @@ impl FaceSet {
                 Ok(voxels) => {
                     rays.certain |= 1 << k;
                     for v in voxels {
-                        let bit = MaskBit::of([v[0] - target.x, v[1] - target.y, v[2] - target.z]);
-                        rays.union.insert(bit);
-                        path.push(bit);
+                        path.insert(MaskBit::of([
+                            v[0] - target.x,
+                            v[1] - target.y,
+                            v[2] - target.z,
+                        ]));
                     }
                 }
-                Err(Tie::Xz) => rays.class_dependent = true,
+                // The caller numbers class-dependent faces.
+                Err(Tie::Xz) => rays.class_index = 0,
                 Err(Tie::Other) => rays.walk |= 1 << k,
             }
         }
-        let mut rank = 0usize;
-        for (w, word) in rays.union.0.iter().enumerate() {
-            rays.rank_base[w] = u8::try_from(rank).expect("fewer than 256 voxels per face");
-            for b in BitIter(*word) {
-                let bit = MaskBit((w * 64 + b) as u16);
-                let by = paths
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, p)| p.contains(&bit))
-                    .fold(0u16, |acc, (k, _)| acc | 1 << k);
-                self.entered_by.push(by);
-                rank += 1;
+        for w in 0..WORDS {
+            let union = paths.iter().fold(0, |acc, p| acc | p.0[w]);
+            if union != 0 {
+                rays.words |= 1 << w;
+                self.union_words.push(union);
+                self.ray_words.push(paths.map(|p| p.0[w]));
             }
         }
         self.faces.push(rays);
@@ -188,15 +181,21 @@ impl FaceSet {
     /// The click points of `rays` (a face of this set) whose ray enters an obstacle.
     #[inline(always)]
     fn blocked(&self, rays: &FaceRays, obstacles: &Mask) -> u16 {
-        let mut blocked = 0;
-        if !rays.union.intersects(obstacles) {
-            return blocked;
+        let from = rays.union_from as usize;
+        let words = || BitIter(u64::from(rays.words)).enumerate();
+        let any = words().fold(0, |acc, (j, w)| {
+            acc | (self.union_words[from + j] & obstacles.0[w])
+        });
+        if any == 0 {
+            return 0;
         }
-        for (w, (&union, &obstacle)) in rays.union.0.iter().zip(&obstacles.0).enumerate() {
-            for b in BitIter(union & obstacle) {
-                let below = (union & ((1u64 << b) - 1)).count_ones() as usize;
-                let rank = usize::from(rays.rank_base[w]) + below;
-                blocked |= self.entered_by[rays.entered_from as usize + rank];
+        let mut blocked = 0;
+        for (j, w) in words() {
+            let hit = self.union_words[from + j] & obstacles.0[w];
+            if hit != 0 {
+                for (k, &ray) in self.ray_words[from + j].iter().enumerate() {
+                    blocked |= u16::from(ray & hit != 0) << k;
+                }
             }
         }
         blocked
@@ -280,8 +279,6 @@ struct RayTable {
     /// for each pair of x and z classes of the target; built on first use.
     class_faces: Vec<(u16, u8)>,
     by_class: Vec<OnceLock<FaceSet>>,
-    /// Per face of `faces`, its index in `class_faces`.
-    class_index: Vec<u32>,
 }
 
 impl RayTable {
@@ -304,20 +301,18 @@ impl RayTable {
             by_class: (0..Class::count() * Class::count())
                 .map(|_| OnceLock::new())
                 .collect(),
-            class_index: Vec::with_capacity(NUM_EYES * 6),
         };
         for eye in 0..NUM_EYES {
             let offset = offset_of(eye);
             table.facing.push(facing(kind, offset));
             for face in 0..6u8 {
                 table.faces.push(kind, target, offset, face, false);
-                let index = if table.faces.faces.last().is_some_and(|f| f.class_dependent) {
+                let rays = table.faces.faces.last_mut().expect("just pushed");
+                if rays.class_index != NOT_CLASS_DEPENDENT {
+                    rays.class_index = u16::try_from(table.class_faces.len())
+                        .expect("fewer class-dependent faces than u16::MAX");
                     table.class_faces.push((eye as u16, face));
-                    table.class_faces.len() as u32 - 1
-                } else {
-                    u32::MAX
-                };
-                table.class_index.push(index);
+                }
             }
         }
         table
@@ -693,7 +688,11 @@ pub(super) fn search_into<W: SearchWorld>(
 
     let top_skip = if kind == Interaction::Place { 1 } else { 0 };
     let mut by_class = None;
-    for ox in -SPAN..=SPAN {
+    // Locals, so that pushing groups cannot alias the table's slices.
+    let (facing, base) = (&table.facing[..], &table.faces);
+    let mut groups = std::mem::take(&mut out.groups);
+    let mut len = 0;
+    'search: for ox in -SPAN..=SPAN {
         for oy in Y_LOW..=Y_HIGH {
             let r = row_of(ox, oy);
             // Standing cells: inside, air, with air (or the sky) above.
@@ -704,37 +703,49 @@ pub(super) fn search_into<W: SearchWorld>(
             let eye_base = ((ox + SPAN) as usize * 9 + (oy - Y_LOW) as usize) * 9;
             for oz in BitIter(standing) {
                 let eye = eye_base + oz;
-                let faces = table.facing[eye] & usable;
+                let faces = facing[eye] & usable;
                 let mut points = 0u64;
                 for face in BitIter(u64::from(faces)) {
-                    let i = eye * 6 + face;
-                    let (set, rays) = match table.class_index[i] {
-                        u32::MAX => (&table.faces, &table.faces.faces[i]),
-                        j => {
-                            let set = by_class.get_or_insert_with(|| {
-                                table.for_classes(Class::of(target.x), Class::of(target.z))
-                            });
-                            (*set, &set.faces[j as usize])
-                        }
-                    };
-                    let mut found = u64::from(rays.certain & !set.blocked(rays, &obstacles));
+                    let mut rays = &base.faces[eye * 6 + face];
+                    let mut set = base;
+                    if rays.class_index != NOT_CLASS_DEPENDENT {
+                        set = by_class.get_or_insert_with(|| {
+                            table.for_classes(Class::of(target.x), Class::of(target.z))
+                        });
+                        rays = &set.faces[rays.class_index as usize];
+                    }
+                    let mut found = rays.certain & !set.blocked(rays, &obstacles);
                     if rays.walk != 0 {
                         found |= walk_exactly(world, kind, target, eye, face as u8, rays.walk);
                     }
-                    points |= found << (face * POINTS_PER_FACE);
+                    len += usize::from(COUNT_9_BITS[usize::from(found)]);
+                    points |= u64::from(found) << (face * POINTS_PER_FACE);
                 }
                 if points != 0 {
-                    out.groups.push((eye as u16, points));
-                    out.len += points.count_ones() as usize;
+                    groups.push((eye as u16, points));
                     if stop_at_first {
-                        return true;
+                        break 'search;
                     }
                 }
             }
         }
     }
+    out.groups = groups;
+    out.len = len;
     true
 }
+
+/// The number of set bits of every 9-bit value (the baseline x86-64 target has
+/// no population count instruction).
+const COUNT_9_BITS: [u8; 512] = {
+    let mut counts = [0; 512];
+    let mut i = 0;
+    while i < 512 {
+        counts[i] = (i as u32).count_ones() as u8;
+        i += 1;
+    }
+    counts
+};
 
 /// The click points among `points` of a face that are reached from a standing
 /// offset, by walking each ray in the world's own coordinates: for rays the table
@@ -749,7 +760,7 @@ fn walk_exactly<W: SearchWorld>(
     eye: usize,
     face: u8,
     points: u16,
-) -> u64 {
+) -> u16 {
     let [dx, dy, dz] = offset_of(eye);
     let feet = standing_feet(target, dx, dy, dz);
     let eye = Eye::new([feet[0], feet[1] + EYE_HEIGHT, feet[2]]);
@@ -836,7 +847,11 @@ mod tests {
                 for z in 0..Class::count() as u8 {
                     let set = table.for_classes(Class(x), Class(z));
                     assert_eq!(count(set, |r| r.walk), 0);
-                    assert!(set.faces.iter().all(|r| !r.class_dependent));
+                    assert!(
+                        set.faces
+                            .iter()
+                            .all(|r| r.class_index == NOT_CLASS_DEPENDENT)
+                    );
                 }
             }
         }
@@ -935,14 +950,9 @@ mod tests {
                         .expect("all air");
                         // The walk's voxels in this world, without those above it.
                         let mut tabulated = Mask::default();
-                        for (w, &union) in rays.union.0.iter().enumerate() {
-                            for b in BitIter(union) {
-                                let below = (union & ((1u64 << b) - 1)).count_ones() as usize;
-                                let rank = usize::from(rays.rank_base[w]) + below;
-                                if set.entered_by[rays.entered_from as usize + rank] >> k & 1 != 0 {
-                                    tabulated.insert(MaskBit((w * 64 + b) as u16));
-                                }
-                            }
+                        let from = rays.union_from as usize;
+                        for (j, w) in BitIter(u64::from(rays.words)).enumerate() {
+                            tabulated.0[w] = set.ray_words[from + j][k];
                         }
                         let mut above_world = Mask::default();
                         for ox in -SPAN..=SPAN {
