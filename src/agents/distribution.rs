@@ -516,17 +516,9 @@ impl Policy for LowestBlock {
         };
         let size = obs.size();
         let y_of = |i: usize| (i / size.depth) % size.height;
-        let count = self
-            .candidates
-            .iter()
-            .filter(|&&i| y_of(i) == min_y)
-            .count();
-        let pick = rng.random_range(0..count);
-        let i = *self
-            .candidates
-            .iter()
-            .filter(|&&i| y_of(i) == min_y)
-            .nth(pick)?;
+        // The candidates are exactly the lowest layer's.
+        debug_assert!(self.candidates.iter().all(|&i| y_of(i) == min_y));
+        let i = self.candidates[rng.random_range(0..self.candidates.len())];
         let n = size.num_cells();
         let offset = layout.offset(kind)?;
         Some(match kind {
@@ -536,6 +528,42 @@ impl Policy for LowestBlock {
             _ => offset + i,
         })
     }
+}
+
+/// Lists the cells of the lowest layer (y) that has any cell `wanted` (by its
+/// current block, goal block and mask entry), in flat index order, and returns
+/// that layer.
+fn lowest_layer(
+    size: WorldSize,
+    [current, goal]: [&[u8]; 2],
+    valid: &[bool],
+    wanted: impl Fn(u8, u8, bool) -> bool,
+    out: &mut Vec<usize>,
+) -> Option<usize> {
+    for y in 0..size.height {
+        for x in 0..size.width {
+            let row = (x * size.height + y) * size.depth;
+            let cells = row..row + size.depth;
+            let (c, g, v) = (&current[cells.clone()], &goal[cells.clone()], &valid[cells]);
+            // Branch-free over the row first: most rows hold no candidate.
+            let any = c
+                .iter()
+                .zip(g)
+                .zip(v)
+                .fold(false, |acc, ((&c, &g), &v)| acc | wanted(c, g, v));
+            if any {
+                out.extend(
+                    (0..size.depth)
+                        .filter(|&z| wanted(c[z], g[z], v[z]))
+                        .map(|z| row + z),
+                );
+            }
+        }
+        if !out.is_empty() {
+            return Some(y);
+        }
+    }
+    None
 }
 
 impl LowestBlock {
@@ -554,29 +582,33 @@ impl LowestBlock {
         let n = size.num_cells();
         let current = obs.channel(WorldChannel::CurrentBlocks);
         let goal = obs.channel(WorldChannel::GoalBlocks);
-        let y_of = |i: usize| (i / size.depth) % size.height;
-
-        let break_mask = layout
+        let break_valid = layout
             .offset(ActionType::BreakBlock)
             .map(|o| &self.mask[o..o + n]);
+        // Every block has the same place mask here, so dirt stands for all.
+        let place_valid = layout
+            .offset(ActionType::PlaceBlock)
+            .map(|o| &self.mask[o + usize::from(BlockId::DIRT.0) * n..][..n]);
+        // Layer by layer from the bottom, so that only the lowest candidates are
+        // listed (in flat index order): breaking first, anywhere, then placing.
         self.candidates.clear();
-        if let Some(valid) = break_mask {
-            self.candidates
-                .extend((0..n).filter(|&i| current[i] != goal[i] && valid[i]));
-        }
-        let kind = if !self.candidates.is_empty() {
-            ActionType::BreakBlock
-        } else {
-            // Every block has the same place mask here, so dirt stands for all.
-            if let Some(o) = layout.offset(ActionType::PlaceBlock) {
-                let valid = &self.mask[o + usize::from(BlockId::DIRT.0) * n..][..n];
-                self.candidates
-                    .extend((0..n).filter(|&i| current[i] == 0 && goal[i] != 0 && valid[i]));
+        if let Some(valid) = break_valid {
+            let wanted = |c: u8, g: u8, v: bool| (c != g) & v;
+            if let Some(y) =
+                lowest_layer(size, [current, goal], valid, wanted, &mut self.candidates)
+            {
+                return Some((ActionType::BreakBlock, y));
             }
-            ActionType::PlaceBlock
-        };
-        let min_y = self.candidates.iter().map(|&i| y_of(i)).min()?;
-        Some((kind, min_y))
+        }
+        if let Some(valid) = place_valid {
+            let wanted = |c: u8, g: u8, v: bool| (c == 0) & (g != 0) & v;
+            if let Some(y) =
+                lowest_layer(size, [current, goal], valid, wanted, &mut self.candidates)
+            {
+                return Some((ActionType::PlaceBlock, y));
+            }
+        }
+        None
     }
 }
 
