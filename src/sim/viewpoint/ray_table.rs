@@ -271,8 +271,12 @@ impl Class {
 struct RayTable {
     kind: Interaction,
     /// Per standing offset, the faces (bit `2 * axis + side`) that can be seen at
-    /// all; the others are looked at through a block (see `viable_faces`).
+    /// all: the others are out of reach or looked at through a block (see
+    /// `viable_faces`).
     facing: Vec<u8>,
+    /// Per row of standing offsets (x and y), which z offsets (bit `z + 4`) see
+    /// any face: the others are out of reach.
+    live: Vec<u64>,
     /// Per standing offset and face, worked out at a target far from the origin.
     faces: FaceSet,
     /// Per face with class-dependent rays (in `faces` order), that face worked out
@@ -296,6 +300,7 @@ impl RayTable {
         let mut table = Self {
             kind,
             facing: Vec::with_capacity(NUM_EYES),
+            live: vec![0; NUM_EYES / 9],
             faces: FaceSet::default(),
             class_faces: Vec::new(),
             by_class: (0..Class::count() * Class::count())
@@ -304,7 +309,7 @@ impl RayTable {
         };
         for eye in 0..NUM_EYES {
             let offset = offset_of(eye);
-            table.facing.push(facing(kind, offset));
+            let mut seen = facing(kind, offset);
             for face in 0..6u8 {
                 table.faces.push(kind, target, offset, face, false);
                 let rays = table.faces.faces.last_mut().expect("just pushed");
@@ -312,7 +317,14 @@ impl RayTable {
                     rays.class_index = u16::try_from(table.class_faces.len())
                         .expect("fewer class-dependent faces than u16::MAX");
                     table.class_faces.push((eye as u16, face));
+                } else if rays.certain | rays.walk == 0 {
+                    // Every click point is out of reach: no need to look.
+                    seen &= !(1 << face);
                 }
+            }
+            table.facing.push(seen);
+            if seen != 0 {
+                table.live[eye / 9] |= 1 << (eye % 9);
             }
         }
         table
@@ -696,11 +708,14 @@ pub(super) fn search_into<W: SearchWorld>(
         for oy in Y_LOW..=Y_HIGH {
             let r = row_of(ox, oy);
             // Standing cells: inside, air, with air (or the sky) above.
-            let mut standing = row_inside[r] & !row_obstacles[r] & !row_obstacles[r + 1];
+            let eye_base = ((ox + SPAN) as usize * 9 + (oy - Y_LOW) as usize) * 9;
+            let mut standing = row_inside[r]
+                & !row_obstacles[r]
+                & !row_obstacles[r + 1]
+                & table.live[eye_base / 9];
             if ox == 0 && (-1..=top_skip).contains(&oy) {
                 standing &= !(1 << SPAN);
             }
-            let eye_base = ((ox + SPAN) as usize * 9 + (oy - Y_LOW) as usize) * 9;
             for oz in BitIter(standing) {
                 let eye = eye_base + oz;
                 let faces = facing[eye] & usable;
