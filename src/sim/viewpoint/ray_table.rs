@@ -7,13 +7,19 @@
 //! of the reach test) where two quantities are equal in exact arithmetic. A table
 //! built once per interaction kind holds, for every (standing offset, click point)
 //! pair, the voxels its ray enters, unless some decision of its walk or reach test is
-//! within [`TIE`] of going the other way; those few rays are walked exactly as
-//! before, from the world's own coordinates. Rounding in worlds of the sizes the
-//! table accepts stays below 1e-12, far inside the margin.
+//! within [`TIE`] of going the other way. Rounding in worlds of the sizes the table
+//! accepts stays below 1e-12, far inside the margin.
+//!
+//! The near ties that occur are all exact ties between the x and z crossings of
+//! diagonal rays. Those are settled by the reference's own floats, which along x
+//! (z) depend only on the [`Class`] of the target's x (z) coordinate: such faces
+//! are worked out again per pair of classes, on first use. Any other tie would be
+//! walked in the world's own coordinates (none occurs in the tables built today).
 //!
 //! With the table, a search tests whole faces at once: the 9 rays of a face are clear
-//! together when the union of their voxels holds no obstacle, one 13-word `AND`
-//! against a bit mask of the target's neighbourhood.
+//! together when the union of their voxels holds no obstacle, a few word `AND`s
+//! against a bit mask of the target's neighbourhood; only a face that meets an
+//! obstacle looks at its rays one by one.
 
 use std::sync::OnceLock;
 
