@@ -254,6 +254,8 @@ impl Class {
                 };
                 classes.of.push(Class(class as u8));
             }
+            // Sets of classes are kept in 64-bit words.
+            assert!(classes.representatives.len() <= 64, "too many classes");
             classes
         })
     }
@@ -491,6 +493,7 @@ impl ObstacleRows {
         if !Self::fits(size) {
             return;
         }
+        prepare_tables(size);
         self.rows.resize(size.width * size.height, 0);
         for (r, row) in self.rows.iter_mut().enumerate() {
             for z in 0..size.depth {
@@ -504,6 +507,22 @@ impl ObstacleRows {
     /// The rows, if they describe a world of this size.
     fn for_size(&self, size: WorldSize) -> Option<&[u64]> {
         (self.size == size && !self.rows.is_empty()).then_some(&self.rows)
+    }
+}
+
+/// Builds every part of the ray tables that searches in a world of this size can
+/// need (the class-dependent faces of each pair of x and z classes it has), so
+/// that no search builds or allocates.
+fn prepare_tables(size: WorldSize) {
+    let classes = |extent: usize| (0..extent as i32).fold(0u64, |set, c| set | 1 << Class::of(c).0);
+    let (xs, zs) = (classes(size.width), classes(size.depth));
+    for kind in [Interaction::Place, Interaction::Break] {
+        let table = RayTable::get(kind);
+        for x in BitIter(xs) {
+            for z in BitIter(zs) {
+                table.for_classes(Class(x as u8), Class(z as u8));
+            }
+        }
     }
 }
 
