@@ -112,6 +112,19 @@ pub struct PlaceBreakAttempt {
     pub chosen: Option<(usize, i64, Candidate)>,
 }
 
+/// A teleporting place or break of this step, whose destination is picked at the
+/// step's end.
+#[derive(Clone, Debug)]
+struct Teleport {
+    player: usize,
+    kind: Interaction,
+    location: Cell,
+    /// The choice's seed; `None` if the search found no candidate.
+    seed: Option<i64>,
+    /// The chosen candidate, once picked.
+    index: usize,
+}
+
 /// The result of one step, for every player.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct StepOutcome {
@@ -224,8 +237,11 @@ pub struct Env {
     order: Vec<usize>,
     /// Reused buffer for walking viewpoint candidates (traced episodes only).
     candidates: Vec<Candidate>,
-    /// Reused buffer for teleport viewpoint candidates.
-    teleport_candidates: CandidateSet,
+    /// Per player, reused buffers for teleport viewpoint candidates: a step's
+    /// searches are kept until its end, when destinations are picked.
+    teleport_candidates: Vec<CandidateSet>,
+    /// This step's teleporting place/break attempts, in the order they were made.
+    teleports: Vec<Teleport>,
     /// The world's obstacles as bit rows, for teleport searches.
     obstacles: ObstacleRows,
 }
@@ -316,7 +332,8 @@ impl Env {
             },
             order: Vec::with_capacity(num_players),
             candidates: Vec::new(),
-            teleport_candidates: CandidateSet::default(),
+            teleport_candidates: vec![CandidateSet::default(); num_players],
+            teleports: Vec::with_capacity(num_players),
             obstacles: ObstacleRows::default(),
             config,
         }
@@ -609,6 +626,9 @@ impl Env {
             self.outcome.infos[p] = info;
         }
         self.order = order;
+        if !self.teleports.is_empty() {
+            self.pick_teleport_destinations();
+        }
         let similarity = self.goal_similarity();
         for p in 0..n {
             self.outcome.infos[p].goal_similarity = similarity;
@@ -837,7 +857,7 @@ impl Env {
             if !self.cheap_checks_pass(place, broken, action.block) {
                 return false;
             }
-            let mut candidates = std::mem::take(&mut self.teleport_candidates);
+            let mut candidates = std::mem::take(&mut self.teleport_candidates[p]);
             self.obstacles
                 .sync_blocks(self.size, self.state.blocks.ids());
             viewpoint::teleport_candidates(
@@ -846,20 +866,25 @@ impl Env {
                 cell,
                 &mut candidates,
             );
-            let chosen = self.apply_choice(
-                p,
+            let found = !candidates.is_empty();
+            self.teleport_candidates[p] = candidates;
+            // The world is updated first; its bytes then seed the choice, which is
+            // made at the end of the step (`pick_teleport_destinations`): nothing
+            // in between reads positions.
+            let seed = found.then(|| {
+                self.set_block(action.location, new_block);
+                hash_bytes_int_tuple(self.state.blocks.ids(), self.state.timestep)
+            });
+            self.teleports.push(Teleport {
+                player: p,
                 kind,
-                cell,
-                action.location,
-                new_block,
-                (candidates.len(), |i| candidates.get(i)),
-            );
-            self.teleport_candidates = candidates;
-            let Some(chosen) = chosen else {
+                location: cell,
+                seed,
+                index: 0,
+            });
+            if !found {
                 return false;
-            };
-            let [x, y, z] = chosen.feet();
-            self.state.player_positions[p] = PlayerPos::new(x, y, z);
+            }
         } else {
             if self.collides_with_other_player(p, cell) {
                 return false;
@@ -936,6 +961,46 @@ impl Env {
         let chosen = candidate(index);
         self.record_attempt(p, kind, cell, num_candidates, Some((index, seed, chosen)));
         Some(chosen)
+    }
+
+    /// Picks where this step's teleporting players land (ENV_SPEC 6.4) and records
+    /// their attempts, in the order they were made. Seeding a generator per choice
+    /// is most of a teleport's cost, and seeding two at once costs about one, so
+    /// the choices are made here, together, rather than one per action. GIVEs,
+    /// the only actions that read positions, go before any place or break.
+    fn pick_teleport_destinations(&mut self) {
+        let mut teleports = std::mem::take(&mut self.teleports);
+        let count = |t: &Teleport| self.teleport_candidates[t.player].len();
+        let mut waiting: Option<usize> = None;
+        for j in 0..teleports.len() {
+            let Some(seed) = teleports[j].seed else {
+                continue;
+            };
+            match waiting.take() {
+                None => waiting = Some(j),
+                Some(i) => {
+                    let first = teleports[i].seed.expect("a waiting teleport has a seed");
+                    let [mut a, mut b] = PyRandom::new_many([first, seed]);
+                    teleports[i].index = a.choice_index(count(&teleports[i]));
+                    teleports[j].index = b.choice_index(count(&teleports[j]));
+                }
+            }
+        }
+        if let Some(i) = waiting {
+            let seed = teleports[i].seed.expect("a waiting teleport has a seed");
+            teleports[i].index = PyRandom::new(seed).choice_index(count(&teleports[i]));
+        }
+        for t in teleports.drain(..) {
+            let candidates = &self.teleport_candidates[t.player];
+            let chosen = t.seed.map(|seed| (t.index, seed, candidates.get(t.index)));
+            let num_candidates = candidates.len();
+            if let Some((_, _, candidate)) = chosen {
+                let [x, y, z] = candidate.feet();
+                self.state.player_positions[t.player] = PlayerPos::new(x, y, z);
+            }
+            self.record_attempt(t.player, t.kind, t.location, num_candidates, chosen);
+        }
+        self.teleports = teleports;
     }
 
     /// The checks before any search: place only into air and only placeable blocks;
