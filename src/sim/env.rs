@@ -903,14 +903,8 @@ impl Env {
                 if self.trace.is_some() {
                     let mut candidates = std::mem::take(&mut self.candidates);
                     viewpoint::candidates_into(&world, kind, cell, feet, &mut candidates);
-                    let chosen = self.apply_choice(
-                        p,
-                        kind,
-                        cell,
-                        action.location,
-                        new_block,
-                        (candidates.len(), |i| candidates[i]),
-                    );
+                    let chosen =
+                        self.apply_choice(p, kind, cell, action.location, new_block, &candidates);
                     self.candidates = candidates;
                     if chosen.is_none() {
                         return false;
@@ -940,9 +934,10 @@ impl Env {
         true
     }
 
-    /// After a full viewpoint search: with candidates, updates the block, then picks
-    /// one the reference's way (seeded by the updated world) and returns it; records
-    /// the search when tracing.
+    /// After a walking player's viewpoint search in a traced episode: with
+    /// candidates, updates the block, then picks one the reference's way (seeded by
+    /// the updated world) and returns it, recording the search. (Teleports pick
+    /// theirs at the end of the step: `pick_teleport_destinations`.)
     fn apply_choice(
         &mut self,
         p: usize,
@@ -950,16 +945,16 @@ impl Env {
         cell: Cell,
         location: CellIndex,
         new_block: BlockId,
-        (num_candidates, candidate): (usize, impl Fn(usize) -> Candidate),
+        candidates: &[Candidate],
     ) -> Option<Candidate> {
-        if num_candidates == 0 {
+        if candidates.is_empty() {
             self.record_attempt(p, kind, cell, 0, None);
             return None;
         }
         self.set_block(location, new_block);
-        let (index, seed) = self.choose_candidate(num_candidates);
-        let chosen = candidate(index);
-        self.record_attempt(p, kind, cell, num_candidates, Some((index, seed, chosen)));
+        let (index, seed) = self.choose_candidate(candidates.len());
+        let chosen = candidates[index];
+        self.record_attempt(p, kind, cell, candidates.len(), Some((index, seed, chosen)));
         Some(chosen)
     }
 

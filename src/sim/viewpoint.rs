@@ -376,7 +376,7 @@ pub fn search<W: SearchWorld>(
     }
     if world.obstacle_rows().is_some() {
         let mut set = CandidateSet::default();
-        if ray_table::search_into(world, kind, target, false, &mut set) {
+        if ray_table::search_into(world, kind, target, &mut set) {
             return set.iter().any(f);
         }
     }
@@ -427,7 +427,7 @@ pub fn teleport_candidates<W: SearchWorld>(
     target: Cell,
     out: &mut CandidateSet,
 ) {
-    if !ray_table::search_into(world, kind, target, false, out) {
+    if !ray_table::search_into(world, kind, target, out) {
         out.fill_listed(|push| {
             search_every_position(world, kind, target, |c| {
                 push(c);

@@ -653,7 +653,6 @@ pub(super) fn search_into<W: SearchWorld>(
     world: &W,
     kind: Interaction,
     target: Cell,
-    stop_at_first: bool,
     out: &mut CandidateSet,
 ) -> bool {
     out.kind = Some(kind);
@@ -729,7 +728,7 @@ pub(super) fn search_into<W: SearchWorld>(
     let (facing, base) = (&table.facing[..], &table.faces);
     let mut groups = std::mem::take(&mut out.groups);
     let mut len = 0;
-    'search: for ox in -SPAN..=SPAN {
+    for ox in -SPAN..=SPAN {
         for oy in Y_LOW..=Y_HIGH {
             let r = row_of(ox, oy);
             // Standing cells: inside, air, with air (or the sky) above.
@@ -763,9 +762,6 @@ pub(super) fn search_into<W: SearchWorld>(
                 }
                 if points != 0 {
                     groups.push((eye as u16, points));
-                    if stop_at_first {
-                        break 'search;
-                    }
                 }
             }
         }
