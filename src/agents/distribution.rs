@@ -486,15 +486,13 @@ impl Policy for LowestBlock {
     }
 
     fn fill(&mut self, obs: &Observation, layout: &FlatLayout, dist: &mut ChannelDist) {
-        let Some((kind, min_y)) = self.lowest_candidates(obs, layout) else {
+        let Some(kind) = self.lowest_candidates(obs, layout) else {
             dist.channels_mut(channels_of(ActionType::Noop))[0] = 1.0;
             return;
         };
-        let size = obs.size();
         let goal = obs.channel(WorldChannel::GoalBlocks);
-        let y_of = |i: usize| (i / size.depth) % size.height;
         let channels = channels_of(kind);
-        for &i in self.candidates.iter().filter(|&&i| y_of(i) == min_y) {
+        for &i in &self.candidates {
             let channel = match kind {
                 ActionType::PlaceBlock => channels.start + usize::from(goal[i]),
                 _ => channels.start,
@@ -511,15 +509,11 @@ impl Policy for LowestBlock {
         layout: &FlatLayout,
         rng: &mut StdRng,
     ) -> Option<usize> {
-        let Some((kind, min_y)) = self.lowest_candidates(obs, layout) else {
+        let Some(kind) = self.lowest_candidates(obs, layout) else {
             return Some(0);
         };
-        let size = obs.size();
-        let y_of = |i: usize| (i / size.depth) % size.height;
-        // The candidates are exactly the lowest layer's.
-        debug_assert!(self.candidates.iter().all(|&i| y_of(i) == min_y));
         let i = self.candidates[rng.random_range(0..self.candidates.len())];
-        let n = size.num_cells();
+        let n = obs.size().num_cells();
         let offset = layout.offset(kind)?;
         Some(match kind {
             ActionType::PlaceBlock => {
@@ -531,15 +525,15 @@ impl Policy for LowestBlock {
 }
 
 /// Lists the cells of the lowest layer (y) that has any cell `wanted` (by its
-/// current block, goal block and mask entry), in flat index order, and returns
-/// that layer.
+/// current block, goal block and mask entry), in flat index order; returns
+/// whether there was one.
 fn lowest_layer(
     size: WorldSize,
     [current, goal]: [&[u8]; 2],
     valid: &[bool],
     wanted: impl Fn(u8, u8, bool) -> bool,
     out: &mut Vec<usize>,
-) -> Option<usize> {
+) -> bool {
     for y in 0..size.height {
         for x in 0..size.width {
             let row = (x * size.height + y) * size.depth;
@@ -560,21 +554,17 @@ fn lowest_layer(
             }
         }
         if !out.is_empty() {
-            return Some(y);
+            return true;
         }
     }
-    None
+    false
 }
 
 impl LowestBlock {
-    /// Fills `self.candidates` with the breakable wrong blocks, or else the
-    /// placeable missing ones, and returns which kind they are and their lowest y;
-    /// `None` if there is nothing to do.
-    fn lowest_candidates(
-        &mut self,
-        obs: &Observation,
-        layout: &FlatLayout,
-    ) -> Option<(ActionType, usize)> {
+    /// Fills `self.candidates` with the lowest layer's breakable wrong blocks, or
+    /// else the lowest layer's placeable missing ones, and returns which kind they
+    /// are; `None` if there is nothing to do.
+    fn lowest_candidates(&mut self, obs: &Observation, layout: &FlatLayout) -> Option<ActionType> {
         self.mask.resize(layout.len(), false);
         self.masks
             .compute(obs, self.abilities, layout, false, &mut self.mask);
@@ -594,18 +584,14 @@ impl LowestBlock {
         self.candidates.clear();
         if let Some(valid) = break_valid {
             let wanted = |c: u8, g: u8, v: bool| (c != g) & v;
-            if let Some(y) =
-                lowest_layer(size, [current, goal], valid, wanted, &mut self.candidates)
-            {
-                return Some((ActionType::BreakBlock, y));
+            if lowest_layer(size, [current, goal], valid, wanted, &mut self.candidates) {
+                return Some(ActionType::BreakBlock);
             }
         }
         if let Some(valid) = place_valid {
             let wanted = |c: u8, g: u8, v: bool| (c == 0) & (g != 0) & v;
-            if let Some(y) =
-                lowest_layer(size, [current, goal], valid, wanted, &mut self.candidates)
-            {
-                return Some((ActionType::PlaceBlock, y));
+            if lowest_layer(size, [current, goal], valid, wanted, &mut self.candidates) {
+                return Some(ActionType::PlaceBlock);
             }
         }
         None

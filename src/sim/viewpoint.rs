@@ -173,6 +173,21 @@ fn standing_feet(target: Cell, dx: i32, dy: i32, dz: i32) -> [f64; 3] {
     ]
 }
 
+/// The eye of a player standing at `feet`.
+#[inline]
+fn eye_of(feet: [f64; 3]) -> [f64; 3] {
+    [feet[0], feet[1] + EYE_HEIGHT, feet[2]]
+}
+
+/// The heights `dy` at which the teleportation search does not stand directly
+/// above or below the target (`dx == dz == 0`): the target's own column next to it.
+fn skipped_in_column(kind: Interaction) -> std::ops::RangeInclusive<i32> {
+    match kind {
+        Interaction::Place => -1..=1,
+        Interaction::Break => -1..=0,
+    }
+}
+
 /// Calls `f` with each standing position (feet) of the teleportation search, in the
 /// reference's order.
 fn for_each_standing_position<W: SearchWorld>(
@@ -182,11 +197,11 @@ fn for_each_standing_position<W: SearchWorld>(
     mut f: impl FnMut([f64; 3]) -> bool,
 ) -> bool {
     let size = world.size();
-    let top_skip = if kind == Interaction::Place { 1 } else { 0 };
+    let skipped = skipped_in_column(kind);
     for dx in -4..=4 {
         for dy in -5..=3 {
             for dz in -4..=4 {
-                if dx == 0 && dz == 0 && (-1..=top_skip).contains(&dy) {
+                if dx == 0 && dz == 0 && skipped.contains(&dy) {
                     continue;
                 }
                 let c = target.offset(dx, dy, dz);
@@ -357,7 +372,7 @@ pub fn search<W: SearchWorld>(
     // With one viewpoint, only the faces it can see need click points, and they are
     // walked as they are generated.
     if let Some(feet) = player_feet {
-        let eye = [feet[0], feet[1] + EYE_HEIGHT, feet[2]];
+        let eye = eye_of(feet);
         if !box_in_reach(target, eye) {
             return false;
         }
@@ -397,7 +412,7 @@ fn search_every_position<W: SearchWorld>(
         return false;
     }
     let try_position = |feet: [f64; 3]| {
-        let eye = [feet[0], feet[1] + EYE_HEIGHT, feet[2]];
+        let eye = eye_of(feet);
         if !box_in_reach(target, eye) {
             return false;
         }
@@ -529,7 +544,7 @@ pub fn sees_from<W: SearchWorld>(
     target: Cell,
     feet: [f64; 3],
 ) -> (bool, CellSet) {
-    let eye = [feet[0], feet[1] + EYE_HEIGHT, feet[2]];
+    let eye = eye_of(feet);
     if !box_in_reach(target, eye) {
         return (false, CellSet::EMPTY);
     }
@@ -703,7 +718,7 @@ mod tests {
         let clicks = click_points(world, kind, target, 0b11_1111);
         let mut out = Vec::new();
         let mut visit = |feet: [f64; 3]| {
-            let eye = [feet[0], feet[1] + EYE_HEIGHT, feet[2]];
+            let eye = eye_of(feet);
             for &click in &clicks.points[..clicks.len] {
                 if reachable(world, &Eye::new(eye), click) {
                     out.push(Candidate {

@@ -24,8 +24,8 @@
 use std::sync::OnceLock;
 
 use super::{
-    Candidate, EYE_HEIGHT, Eye, Interaction, REACH, SearchWorld, click_point, floor, ray_in_reach,
-    standing_feet, voxel_of, walk_ray,
+    Candidate, Eye, Interaction, REACH, SearchWorld, click_point, eye_of, floor, reachable,
+    skipped_in_column, standing_feet, voxel_of,
 };
 use crate::sim::coords::{Cell, WorldSize};
 
@@ -139,7 +139,7 @@ impl FaceSet {
         settle_xz: bool,
     ) {
         let feet = standing_feet(target, offset[0], offset[1], offset[2]);
-        let eye = [feet[0], feet[1] + EYE_HEIGHT, feet[2]];
+        let eye = eye_of(feet);
         let mut rays = FaceRays {
             class_index: NOT_CLASS_DEPENDENT,
             union_from: self.union_words.len() as u32,
@@ -636,7 +636,7 @@ fn candidate_at(kind: Interaction, target: Cell, eye: usize, point: usize) -> Ca
     let [dx, dy, dz] = offset_of(eye);
     let feet = standing_feet(target, dx, dy, dz);
     Candidate {
-        viewpoint: [feet[0], feet[1] + EYE_HEIGHT, feet[2]],
+        viewpoint: eye_of(feet),
         click: click_point(
             kind,
             target,
@@ -722,7 +722,7 @@ pub(super) fn search_into<W: SearchWorld>(
         return true;
     }
 
-    let top_skip = if kind == Interaction::Place { 1 } else { 0 };
+    let skipped = skipped_in_column(kind);
     let mut by_class = None;
     // Locals, so that pushing groups cannot alias the table's slices.
     let (facing, base) = (&table.facing[..], &table.faces);
@@ -737,7 +737,7 @@ pub(super) fn search_into<W: SearchWorld>(
                 & !row_obstacles[r]
                 & !row_obstacles[r + 1]
                 & table.live[eye_base / 9];
-            if ox == 0 && (-1..=top_skip).contains(&oy) {
+            if ox == 0 && skipped.contains(&oy) {
                 standing &= !(1 << SPAN);
             }
             for oz in BitIter(standing) {
@@ -799,12 +799,9 @@ fn walk_exactly<W: SearchWorld>(
 ) -> u16 {
     let [dx, dy, dz] = offset_of(eye);
     let feet = standing_feet(target, dx, dy, dz);
-    let eye = Eye::new([feet[0], feet[1] + EYE_HEIGHT, feet[2]]);
+    let eye = Eye::new(eye_of(feet));
     BitIter(u64::from(points))
-        .filter(|&k| {
-            let click = click_point(kind, target, face, k);
-            ray_in_reach(eye.pos, click).is_some_and(|d| walk_ray(world, &eye, d, |_| {}).is_ok())
-        })
+        .filter(|&k| reachable(world, &eye, click_point(kind, target, face, k)))
         .fold(0, |acc, k| acc | 1 << k)
 }
 
@@ -818,6 +815,7 @@ fn eye_index(offset: [i32; 3]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::viewpoint::{ray_in_reach, walk_ray};
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
 
@@ -970,7 +968,7 @@ mod tests {
                         continue;
                     }
                     let feet = standing_feet(target, dx, dy, dz);
-                    let eye_info = Eye::new([feet[0], feet[1] + EYE_HEIGHT, feet[2]]);
+                    let eye_info = Eye::new(eye_of(feet));
                     for k in BitIter(u64::from(rays.certain)) {
                         let click = click_point(kind, target, face, k);
                         let d = ray_in_reach(eye_info.pos, click).expect("in reach");
