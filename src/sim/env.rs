@@ -39,9 +39,25 @@ use super::coords::{Cell, CellIndex, PlayerId, PlayerPos, WorldSize};
 use super::goal::{GoalError, GoalGenerator};
 use super::inventory::{Inventory, Slot};
 use super::obs::{CURRENT_PLAYER, Observation, WorldChannel};
-use super::pyhash::{PyRandom, hash_bytes_int_tuple};
+use super::pyhash::{PyRandom, Seeding, hash_bytes_int_tuple};
 use super::state::{EnvState, GoalMatch, NO_INTERACTION, cell_similarity};
-use super::viewpoint::{self, Candidate, CandidateSet, Interaction, ObstacleRows, SearchWorld};
+use super::viewpoint::{
+    self, Candidate, CandidateSet, Interaction, Meanwhile, ObstacleRows, SearchWorld,
+};
+
+/// Seeding steps run per standing position of a teleport search: the chain's
+/// 1,247 steps spread over a typical search's few hundred positions.
+const SEEDING_STEPS_PER_POSITION: usize = 4;
+
+/// A teleport choice's seeding, run alongside its search.
+struct SeedAlongside<'a>(Seeding<'a>);
+
+impl Meanwhile for SeedAlongside<'_> {
+    #[inline(always)]
+    fn run_some(&mut self) {
+        self.0.run_some::<SEEDING_STEPS_PER_POSITION>();
+    }
+}
 
 /// Most blocks one GIVE moves.
 pub const BLOCKS_TO_GIVE: i32 = 5;
@@ -121,8 +137,6 @@ struct Teleport {
     location: Cell,
     /// The choice's seed; `None` if the search found no candidate.
     seed: Option<i64>,
-    /// The chosen candidate, once picked.
-    index: usize,
 }
 
 /// The result of one step, for every player.
@@ -240,6 +254,9 @@ pub struct Env {
     /// Per player, reused buffers for teleport viewpoint candidates: a step's
     /// searches are kept until its end, when destinations are picked.
     teleport_candidates: Vec<CandidateSet>,
+    /// Per player, the generator that picks among its teleport candidates, seeded
+    /// anew for each choice (kept to reuse its state's memory).
+    teleport_rngs: Vec<PyRandom>,
     /// This step's teleporting place/break attempts, in the order they were made.
     teleports: Vec<Teleport>,
     /// The world's obstacles as bit rows, for teleport searches.
@@ -333,6 +350,7 @@ impl Env {
             order: Vec::with_capacity(num_players),
             candidates: Vec::new(),
             teleport_candidates: vec![CandidateSet::default(); num_players],
+            teleport_rngs: vec![PyRandom::new(0); num_players],
             teleports: Vec::with_capacity(num_players),
             obstacles: ObstacleRows::default(),
             config,
@@ -860,27 +878,33 @@ impl Env {
             let mut candidates = std::mem::take(&mut self.teleport_candidates[p]);
             self.obstacles
                 .sync_blocks(self.size, self.state.blocks.ids());
+            // The choice among the candidates is seeded by the world's bytes after
+            // this change. Hashing them before the search lets the generator's
+            // seeding, a long chain of dependent steps, run a few steps per
+            // standing position alongside it.
+            let seed = self.hash_with(action.location, new_block);
+            let rng = &mut self.teleport_rngs[p];
+            rng.begin_seed(seed);
             viewpoint::teleport_candidates(
                 &TeleportWorld(&self.state.blocks, &self.obstacles),
                 kind,
                 cell,
                 &mut candidates,
+                SeedAlongside(rng.seeding()),
             );
             let found = !candidates.is_empty();
             self.teleport_candidates[p] = candidates;
-            // The world is updated first; its bytes then seed the choice, which is
-            // made at the end of the step (`pick_teleport_destinations`): nothing
-            // in between reads positions.
+            // The choice is made at the end of the step
+            // (`pick_teleport_destinations`): nothing in between reads positions.
             let seed = found.then(|| {
                 self.set_block(action.location, new_block);
-                hash_bytes_int_tuple(self.state.blocks.ids(), self.state.timestep)
+                seed
             });
             self.teleports.push(Teleport {
                 player: p,
                 kind,
                 location: cell,
                 seed,
-                index: 0,
             });
             if !found {
                 return false;
@@ -959,36 +983,18 @@ impl Env {
     }
 
     /// Picks where this step's teleporting players land (ENV_SPEC 6.4) and records
-    /// their attempts, in the order they were made. Seeding a generator per choice
-    /// is most of a teleport's cost, and seeding two at once costs about one, so
-    /// the choices are made here, together, rather than one per action. GIVEs,
-    /// the only actions that read positions, go before any place or break.
+    /// their attempts, in the order they were made. Each player's generator was
+    /// seeded (mostly during its search) when it acted. GIVEs, the only actions
+    /// that read positions, go before any place or break.
     fn pick_teleport_destinations(&mut self) {
         let mut teleports = std::mem::take(&mut self.teleports);
-        let count = |t: &Teleport| self.teleport_candidates[t.player].len();
-        let mut waiting: Option<usize> = None;
-        for j in 0..teleports.len() {
-            let Some(seed) = teleports[j].seed else {
-                continue;
-            };
-            match waiting.take() {
-                None => waiting = Some(j),
-                Some(i) => {
-                    let first = teleports[i].seed.expect("a waiting teleport has a seed");
-                    let [mut a, mut b] = PyRandom::new_many([first, seed]);
-                    teleports[i].index = a.choice_index(count(&teleports[i]));
-                    teleports[j].index = b.choice_index(count(&teleports[j]));
-                }
-            }
-        }
-        if let Some(i) = waiting {
-            let seed = teleports[i].seed.expect("a waiting teleport has a seed");
-            teleports[i].index = PyRandom::new(seed).choice_index(count(&teleports[i]));
-        }
         for t in teleports.drain(..) {
             let candidates = &self.teleport_candidates[t.player];
-            let chosen = t.seed.map(|seed| (t.index, seed, candidates.get(t.index)));
             let num_candidates = candidates.len();
+            let chosen = t.seed.map(|seed| {
+                let index = self.teleport_rngs[t.player].choice_index(num_candidates);
+                (index, seed, candidates.get(index))
+            });
             if let Some((_, _, candidate)) = chosen {
                 let [x, y, z] = candidate.feet();
                 self.state.player_positions[t.player] = PlayerPos::new(x, y, z);
@@ -996,6 +1002,16 @@ impl Env {
             self.record_attempt(t.player, t.kind, t.location, num_candidates, chosen);
         }
         self.teleports = teleports;
+    }
+
+    /// The hash that seeds a viewpoint choice (ENV_SPEC 6.4) of the world as it
+    /// would be with block `id` at `i`, without changing it.
+    fn hash_with(&mut self, i: CellIndex, id: BlockId) -> i64 {
+        let ids = self.state.blocks.ids_mut();
+        let before = std::mem::replace(&mut ids[i.get()], id.0);
+        let seed = hash_bytes_int_tuple(ids, self.state.timestep);
+        ids[i.get()] = before;
+        seed
     }
 
     /// The checks before any search: place only into air and only placeable blocks;

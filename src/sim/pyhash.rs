@@ -78,6 +78,13 @@ fn siphash13(k0: u64, k1: u64, data: &[u8]) -> u64 {
 }
 
 /// Python's `random.Random`: the MT19937 generator with CPython's integer seeding.
+///
+/// Seeding (`init_by_array`) is one long chain of 1,247 dependent multiply-and-mix
+/// steps, most of a teleport's cost. A generator can therefore be seeded lazily:
+/// [`PyRandom::begin_seed`] takes the seed, a [`Seeding`] runs the chain a few
+/// steps at a time, and the first draw runs whatever is left. A caller with
+/// independent work (the teleport search) runs a few steps between pieces of it,
+/// and the processor overlaps the chain with that work.
 #[derive(Clone)]
 pub struct PyRandom {
     state: [u32; 624],
@@ -85,55 +92,16 @@ pub struct PyRandom {
     /// Seeded but not twisted yet: the first outputs are computed word by word
     /// (a `choice` needs one or two of them, a full twist costs 624).
     lazy: bool,
+    /// The rest of a seeding begun by [`PyRandom::begin_seed`].
+    pending: Option<SeedChain>,
 }
 
 impl std::fmt::Debug for PyRandom {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PyRandom")
             .field("index", &self.index)
+            .field("pending", &self.pending)
             .finish()
-    }
-}
-
-/// CPython's `init_by_array` for keys of one or two words (with their length), on
-/// each state, with its wrapping index written out as straight loops. The steps
-/// of the states interleave: each state's mixing is one long dependency chain, so
-/// the chains of several fill the time one leaves idle.
-fn mix_keys<const N: usize>(states: &mut [[u32; 624]; N], keys: &[([u32; 2], usize); N]) {
-    // `key[j] + j` for the j of step `s`: j cycles through the key.
-    let addend = |n: usize, s: usize| {
-        let (key, len) = keys[n];
-        let j = s % len;
-        key[j].wrapping_add(j as u32)
-    };
-    let first = |mt: &mut [u32; 624], i: usize, add: u32| {
-        let prev = mt[i - 1];
-        mt[i] = (mt[i] ^ (prev ^ (prev >> 30)).wrapping_mul(1_664_525)).wrapping_add(add);
-    };
-    let second = |mt: &mut [u32; 624], i: usize| {
-        let prev = mt[i - 1];
-        mt[i] = (mt[i] ^ (prev ^ (prev >> 30)).wrapping_mul(1_566_083_941)).wrapping_sub(i as u32);
-    };
-    // 624 steps from i = 1: i runs to 623, wraps to 1, and one more step.
-    for i in 1..624 {
-        for (n, mt) in states.iter_mut().enumerate() {
-            first(mt, i, addend(n, i - 1));
-        }
-    }
-    for (n, mt) in states.iter_mut().enumerate() {
-        mt[0] = mt[623];
-        first(mt, 1, addend(n, 623));
-    }
-    // 623 steps from i = 2: i runs to 623, wraps to 1, and one more step.
-    for i in 2..624 {
-        for mt in states.iter_mut() {
-            second(mt, i);
-        }
-    }
-    for mt in states.iter_mut() {
-        mt[0] = mt[623];
-        second(mt, 1);
-        mt[0] = 0x8000_0000;
     }
 }
 
@@ -157,36 +125,204 @@ const GENRAND_19650218: [u32; 624] = {
 /// word `k` reads words `k`, `k + 1` and `k + 397`, none of them twisted yet.
 const LAZY_TWIST_LIMIT: usize = 624 - 397;
 
+/// Steps of CPython's `init_by_array` for keys of at most 624 words: 624 mixing in
+/// the key, then 623 more.
+const SEEDING_STEPS: usize = 624 + 623;
+
+/// Where a seeding stands: CPython's `init_by_array` for a key of one or two words,
+/// with its wrapping index written out as straight loops. Small and `Copy`, so that
+/// a caller interleaving it with other work keeps it in registers.
+#[derive(Clone, Copy, Debug)]
+struct SeedChain {
+    /// Steps done.
+    step: usize,
+    /// The word the last step wrote (the next step mixes it in).
+    prev: u32,
+    /// `key[j] + j` for the `j` of even and odd steps (`j` cycles through the key:
+    /// for a one-word key both are `key[0]`).
+    addends: [u32; 2],
+}
+
+#[inline(always)]
+fn mix_key(word: u32, prev: u32, addend: u32) -> u32 {
+    (word ^ (prev ^ (prev >> 30)).wrapping_mul(1_664_525)).wrapping_add(addend)
+}
+
+#[inline(always)]
+fn mix_again(word: u32, prev: u32, i: usize) -> u32 {
+    (word ^ (prev ^ (prev >> 30)).wrapping_mul(1_566_083_941)).wrapping_sub(i as u32)
+}
+
+impl SeedChain {
+    fn new(seed: i64) -> Self {
+        // The key is the 32-bit words of |seed|, as few as hold it (at least one).
+        let n = seed.unsigned_abs();
+        let key = [n as u32, (n >> 32) as u32];
+        let odd = if key[1] != 0 {
+            key[1].wrapping_add(1)
+        } else {
+            key[0]
+        };
+        Self {
+            step: 0,
+            prev: GENRAND_19650218[0],
+            addends: [key[0], odd],
+        }
+    }
+
+    fn is_done(&self) -> bool {
+        self.step == SEEDING_STEPS
+    }
+
+    /// Runs up to `steps` more steps on `mt`. The first pass reads the base state
+    /// from the constant table rather than a copy of it.
+    #[inline(always)]
+    fn advance(&mut self, mt: &mut [u32; 624], steps: usize) {
+        let end = (self.step + steps).min(SEEDING_STEPS);
+        let (mut s, mut prev) = (self.step, self.prev);
+        // First pass, word i = s + 1 from 1 to 623.
+        while s < end.min(623) {
+            prev = mix_key(GENRAND_19650218[s + 1], prev, self.addends[s % 2]);
+            mt[s + 1] = prev;
+            s += 1;
+        }
+        if s == 623 && end > 623 {
+            // It wraps: word 0 takes word 623, and one more step mixes word 1.
+            mt[0] = prev;
+            prev = mix_key(mt[1], prev, self.addends[1]);
+            mt[1] = prev;
+            s += 1;
+        }
+        // Second pass, word i = s - 622 from 2 to 623.
+        while s < end.min(SEEDING_STEPS - 1) {
+            let i = s - 622;
+            prev = mix_again(mt[i], prev, i);
+            mt[i] = prev;
+            s += 1;
+        }
+        if s == SEEDING_STEPS - 1 && end == SEEDING_STEPS {
+            mt[0] = prev;
+            prev = mix_again(mt[1], prev, 1);
+            mt[1] = prev;
+            mt[0] = 0x8000_0000;
+            s += 1;
+        }
+        self.step = s;
+        self.prev = prev;
+    }
+}
+
+/// A generator's seeding in progress, run piecewise by [`Seeding::run_some`]: its
+/// place in the chain lives in the handle (a value the caller owns, so that it
+/// stays in registers between pieces) and goes back to the generator when the
+/// handle is dropped.
+pub struct Seeding<'a> {
+    mt: &'a mut [u32; 624],
+    chain: SeedChain,
+    pending: &'a mut Option<SeedChain>,
+}
+
+impl std::fmt::Debug for Seeding<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Seeding")
+            .field("chain", &self.chain)
+            .finish()
+    }
+}
+
+impl Seeding<'_> {
+    /// Runs up to `N` more steps of the seeding. Away from the passes' ends, with
+    /// `N` even, the steps are straight-line code with the key's words in
+    /// registers: as few instructions as the chain allows, so that they cost the
+    /// work they are interleaved with little.
+    #[inline(always)]
+    pub fn run_some<const N: usize>(&mut self) {
+        let chain = &mut self.chain;
+        let s = chain.step;
+        if N.is_multiple_of(2) && s + N <= 623 && s.is_multiple_of(2) {
+            // From an even step, the key's words alternate starting with the first.
+            let mut prev = chain.prev;
+            let [even, odd] = chain.addends;
+            for k in 0..N {
+                let addend = if k % 2 == 0 { even } else { odd };
+                prev = mix_key(GENRAND_19650218[s + k + 1], prev, addend);
+                self.mt[s + k + 1] = prev;
+            }
+            chain.prev = prev;
+            chain.step = s + N;
+        } else if s >= 624 && s + N < SEEDING_STEPS {
+            let mut prev = chain.prev;
+            for k in 0..N {
+                let i = s + k - 622;
+                prev = mix_again(self.mt[i], prev, i);
+                self.mt[i] = prev;
+            }
+            chain.prev = prev;
+            chain.step = s + N;
+        } else {
+            self.run_near_ends(N);
+        }
+    }
+
+    #[inline(never)]
+    fn run_near_ends(&mut self, steps: usize) {
+        self.chain.advance(self.mt, steps);
+    }
+}
+
+impl Drop for Seeding<'_> {
+    fn drop(&mut self) {
+        *self.pending = (!self.chain.is_done()).then_some(self.chain);
+    }
+}
+
 impl PyRandom {
     /// `random.Random(seed)` for an integer seed (its absolute value is used).
     pub fn new(seed: i64) -> Self {
-        let [rng] = Self::new_many([seed]);
+        let mut rng = Self {
+            state: [0; 624],
+            index: 0,
+            lazy: true,
+            pending: None,
+        };
+        rng.begin_seed(seed);
+        rng.finish_seeding();
         rng
     }
 
-    /// `random.Random(seed)` for each seed. Seeding is one long dependency chain
-    /// per generator (1,247 multiply-and-mix steps); seeding several at once runs
-    /// their chains side by side, in about the time of one.
-    pub fn new_many<const N: usize>(seeds: [i64; N]) -> [Self; N] {
-        // The key is the 32-bit words of |seed|, as few as hold it (at least one).
-        let keys = seeds.map(|seed| {
-            let n = seed.unsigned_abs();
-            (
-                [n as u32, (n >> 32) as u32],
-                if n >> 32 != 0 { 2 } else { 1 },
-            )
+    /// Re-seeds this generator as `random.Random(seed)` would, running none of the
+    /// seeding yet: [`PyRandom::seeding`] runs it piecewise, and the next draw runs
+    /// whatever is left.
+    pub fn begin_seed(&mut self, seed: i64) {
+        self.pending = Some(SeedChain::new(seed));
+        self.index = 0;
+        self.lazy = true;
+    }
+
+    /// A handle that runs the seeding begun by [`PyRandom::begin_seed`] piecewise
+    /// (nothing to run if there is none).
+    pub fn seeding(&mut self) -> Seeding<'_> {
+        let chain = self.pending.take().unwrap_or(SeedChain {
+            step: SEEDING_STEPS,
+            prev: 0,
+            addends: [0; 2],
         });
-        let mut states = [GENRAND_19650218; N];
-        mix_keys(&mut states, &keys);
-        states.map(|state| Self {
-            state,
-            index: 0,
-            lazy: true,
-        })
+        Seeding {
+            mt: &mut self.state,
+            chain,
+            pending: &mut self.pending,
+        }
+    }
+
+    fn finish_seeding(&mut self) {
+        if let Some(mut chain) = self.pending.take() {
+            chain.advance(&mut self.state, SEEDING_STEPS);
+        }
     }
 
     /// The next 32 random bits (`genrand_uint32`).
     pub fn next_u32(&mut self) -> u32 {
+        self.finish_seeding();
         let mut y = if self.lazy && self.index < LAZY_TWIST_LIMIT {
             Self::twisted(&self.state, self.index)
         } else {
@@ -325,13 +461,30 @@ mod tests {
     }
 
     #[test]
-    fn seeding_several_at_once_equals_seeding_each() {
-        let seeds = [3i64, -(1 << 40) - 7];
-        let [mut a, mut b] = PyRandom::new_many(seeds);
-        let (mut one, mut two) = (PyRandom::new(seeds[0]), PyRandom::new(seeds[1]));
-        for _ in 0..700 {
-            assert_eq!(a.next_u32(), one.next_u32());
-            assert_eq!(b.next_u32(), two.next_u32());
+    fn seeding_in_pieces_equals_seeding_at_once() {
+        fn draws(rng: &mut PyRandom) -> Vec<u32> {
+            (0..700).map(|_| rng.next_u32()).collect()
+        }
+        for seed in [7i64, -(1 << 40) - 7, i64::MAX] {
+            let expected = draws(&mut PyRandom::new(seed));
+            // Pieces of several sizes (odd ones take the general path), handles
+            // dropped part-way, and a generator that was seeded before.
+            for pieces in [0usize, 1, 150, 155, 156, 311, 400] {
+                let mut rng = PyRandom::new(12345);
+                rng.begin_seed(seed);
+                let mut seeding = rng.seeding();
+                for _ in 0..pieces {
+                    seeding.run_some::<4>();
+                }
+                drop(seeding);
+                let mut seeding = rng.seeding();
+                for _ in 0..pieces / 2 {
+                    seeding.run_some::<8>();
+                    seeding.run_some::<3>();
+                }
+                drop(seeding);
+                assert_eq!(draws(&mut rng), expected, "seed {seed}, {pieces} pieces");
+            }
         }
     }
 

@@ -70,6 +70,20 @@ pub trait SearchWorld {
     }
 }
 
+/// Independent work a search runs piecewise between pieces of its own (a caller's
+/// long dependency chain, which the processor then overlaps with the search).
+/// Taken by value, so that its state stays in registers.
+pub trait Meanwhile {
+    /// Runs one piece.
+    fn run_some(&mut self);
+}
+
+/// Nothing to run.
+impl Meanwhile for () {
+    #[inline(always)]
+    fn run_some(&mut self) {}
+}
+
 /// Up to 54 click points (3 axes x 2 faces x 3 x 3), each with its face
 /// (`2 * axis + side`, side 0 = the low face, 1 = the high face).
 struct ClickPoints {
@@ -391,7 +405,7 @@ pub fn search<W: SearchWorld>(
     }
     if world.obstacle_rows().is_some() {
         let mut set = CandidateSet::default();
-        if ray_table::search_into(world, kind, target, &mut set) {
+        if ray_table::search_into(world, kind, target, &mut set, ()) {
             return set.iter().any(f);
         }
     }
@@ -435,14 +449,16 @@ fn search_every_position<W: SearchWorld>(
 
 /// The teleportation search's candidates, into `out` (a reused buffer): by the ray
 /// table when the world keeps [`ObstacleRows`] that fit it, else by walking every
-/// ray.
-pub fn teleport_candidates<W: SearchWorld>(
+/// ray. The table's search runs a piece of `meanwhile` per standing position it
+/// visits.
+pub fn teleport_candidates<W: SearchWorld, M: Meanwhile>(
     world: &W,
     kind: Interaction,
     target: Cell,
     out: &mut CandidateSet,
+    meanwhile: M,
 ) {
-    if !ray_table::search_into(world, kind, target, out) {
+    if !ray_table::search_into(world, kind, target, out, meanwhile) {
         out.fill_listed(|push| {
             search_every_position(world, kind, target, |c| {
                 push(c);
@@ -877,7 +893,7 @@ mod tests {
                         Interaction::Place
                     };
                     let expected = brute_force(&world, kind, target, None);
-                    teleport_candidates(&world, kind, target, &mut set);
+                    teleport_candidates(&world, kind, target, &mut set, ());
                     assert_eq!(set.len(), expected.len(), "{size} {target} {kind:?}");
                     assert_eq!(set.iter().collect::<Vec<_>>(), expected);
                     for (i, c) in expected.iter().enumerate() {

@@ -24,8 +24,8 @@
 use std::sync::OnceLock;
 
 use super::{
-    Candidate, Eye, Interaction, REACH, SearchWorld, click_point, eye_of, floor, reachable,
-    skipped_in_column, standing_feet, voxel_of,
+    Candidate, Eye, Interaction, Meanwhile, REACH, SearchWorld, click_point, eye_of, floor,
+    reachable, skipped_in_column, standing_feet, voxel_of,
 };
 use crate::sim::coords::{Cell, WorldSize};
 
@@ -81,16 +81,6 @@ impl MaskBit {
 impl Mask {
     fn insert(&mut self, bit: MaskBit) {
         self.0[usize::from(bit.0 >> 6)] |= 1 << (bit.0 & 63);
-    }
-
-    #[inline(always)]
-    fn contains(&self, bit: MaskBit) -> bool {
-        self.0[usize::from(bit.0 >> 6)] >> (bit.0 & 63) & 1 != 0
-    }
-
-    #[inline(always)]
-    fn set_row(&mut self, row: usize, bits: u64) {
-        self.0[row / ROWS_PER_WORD] |= bits << ((row % ROWS_PER_WORD) * 9);
     }
 }
 
@@ -183,28 +173,147 @@ impl FaceSet {
         }
         self.faces.push(rays);
     }
+}
 
-    /// The click points of `rays` (a face of this set) whose ray enters an obstacle.
+/// Bytes per row of a neighbourhood's [`ObstacleBytes`]: 9 z cells and padding,
+/// whose cells are never obstacles.
+const ROW_BYTES: usize = 16;
+/// A padding cell: what unused entries of an [`EyeRays`] point at.
+const NEVER_AN_OBSTACLE: u16 = ROW_BYTES as u16 - 1;
+/// The most voxels the tabulated rays of one standing offset's faces enter.
+const VOXELS_PER_EYE: usize = 16;
+
+/// A neighbourhood's obstacles, one byte (0 or 1) per cell: row `r` (see
+/// [`row_of`]) holds z offsets -4..=4 at `ROW_BYTES * r..`.
+struct ObstacleBytes([u8; 2048]);
+
+impl ObstacleBytes {
     #[inline(always)]
-    fn blocked(&self, rays: &FaceRays, obstacles: &Mask) -> u16 {
-        let from = rays.union_from as usize;
-        let words = || BitIter(u64::from(rays.words)).enumerate();
-        let any = words().fold(0, |acc, (j, w)| {
-            acc | (self.union_words[from + j] & obstacles.0[w])
-        });
-        if any == 0 {
-            return 0;
+    fn set_row(&mut self, row: usize, bits: u64) {
+        let at = row * ROW_BYTES;
+        self.0[at..at + 8].copy_from_slice(&SPREAD_BYTE[(bits & 0xFF) as usize].to_le_bytes());
+        self.0[at + 8] = (bits >> 8 & 1) as u8;
+    }
+
+    /// Whether the cell at this offset from the target is an obstacle.
+    fn contains(&self, offset: [i32; 3]) -> bool {
+        let row = row_of(offset[0], offset[1]);
+        self.0[row * ROW_BYTES + (offset[2] + SPAN) as usize] != 0
+    }
+
+    /// 0 for a free cell, all ones for an obstacle.
+    #[inline(always)]
+    fn mask(&self, voxel: u16) -> u64 {
+        0u64.wrapping_sub(u64::from(self.0[usize::from(voxel) & 2047]))
+    }
+}
+
+/// The eight bits of a byte spread to the eight bytes of a word, each 0 or 1.
+const SPREAD_BYTE: [u64; 256] = {
+    let mut spread = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut k = 0;
+        while k < 8 {
+            spread[b] |= ((b as u64 >> k) & 1) << (8 * k);
+            k += 1;
         }
+        b += 1;
+    }
+    spread
+};
+
+/// All the tabulated rays of one standing offset, by the voxels they enter: a
+/// search tests them with a fixed number of steps and no branches, whatever the
+/// obstacles. Rays are numbered as candidates are, bit `9 * face + k`.
+#[derive(Clone, Copy, Debug)]
+struct EyeRays {
+    /// Cells of [`ObstacleBytes`]; unused entries hold [`NEVER_AN_OBSTACLE`].
+    voxels: [u16; VOXELS_PER_EYE],
+    /// The rays that enter each voxel.
+    rays: [u64; VOXELS_PER_EYE],
+    /// The rays in reach whose voxels are tabulated here.
+    certain: u64,
+    /// The rays too close to a tie to tabulate, walked exactly.
+    walk: u64,
+}
+
+impl EyeRays {
+    /// The rays that enter an obstacle.
+    #[inline(always)]
+    fn blocked(&self, obstacles: &ObstacleBytes) -> u64 {
         let mut blocked = 0;
-        for (j, w) in words() {
-            let hit = self.union_words[from + j] & obstacles.0[w];
-            if hit != 0 {
-                for (k, &ray) in self.ray_words[from + j].iter().enumerate() {
-                    blocked |= u16::from(ray & hit != 0) << k;
+        for (&voxel, &rays) in self.voxels.iter().zip(&self.rays) {
+            blocked |= rays & obstacles.mask(voxel);
+        }
+        blocked
+    }
+}
+
+/// An [`EyeRays`] being put together from faces' rays.
+#[derive(Default)]
+struct Gathering {
+    voxels: Vec<(u16, u64)>,
+    certain: u64,
+    walk: u64,
+}
+
+impl Gathering {
+    /// Starts from the rays already gathered for a standing offset.
+    fn from_eye(eye: &EyeRays) -> Self {
+        Self {
+            voxels: (eye.voxels.iter().copied().zip(eye.rays))
+                .filter(|&(_, rays)| rays != 0)
+                .collect(),
+            certain: eye.certain,
+            walk: eye.walk,
+        }
+    }
+
+    /// Adds the rays of `face`, described by `rays` in `set`.
+    fn add_face(&mut self, set: &FaceSet, rays: &FaceRays, face: usize) {
+        let shift = POINTS_PER_FACE * face;
+        self.certain |= u64::from(rays.certain) << shift;
+        self.walk |= u64::from(rays.walk) << shift;
+        let from = rays.union_from as usize;
+        for (j, w) in BitIter(u64::from(rays.words)).enumerate() {
+            for (k, &ray) in set.ray_words[from + j].iter().enumerate() {
+                for bit in BitIter(ray) {
+                    let row = w * ROWS_PER_WORD + bit / 9;
+                    let voxel = (row * ROW_BYTES + bit % 9) as u16;
+                    let at = match self.voxels.iter().position(|&(v, _)| v == voxel) {
+                        Some(at) => at,
+                        None => {
+                            self.voxels.push((voxel, 0));
+                            self.voxels.len() - 1
+                        }
+                    };
+                    self.voxels[at].1 |= 1 << (shift + k);
                 }
             }
         }
-        blocked
+    }
+
+    /// # Panics
+    /// If the rays enter more than [`VOXELS_PER_EYE`] voxels (a table built
+    /// wrong).
+    fn finish(self, eye: usize) -> EyeRays {
+        assert!(
+            self.voxels.len() <= VOXELS_PER_EYE,
+            "standing offset {eye}: {} voxels",
+            self.voxels.len()
+        );
+        let mut gathered = EyeRays {
+            voxels: [NEVER_AN_OBSTACLE; VOXELS_PER_EYE],
+            rays: [0; VOXELS_PER_EYE],
+            certain: self.certain,
+            walk: self.walk,
+        };
+        for (i, (voxel, rays)) in self.voxels.into_iter().enumerate() {
+            gathered.voxels[i] = voxel;
+            gathered.rays[i] = rays;
+        }
+        gathered
     }
 }
 
@@ -285,13 +394,29 @@ struct RayTable {
     /// Per row of standing offsets (x and y), which z offsets (bit `z + 4`) see
     /// any face: the others are out of reach.
     live: Vec<u64>,
-    /// Per standing offset and face, worked out at a target far from the origin.
+    /// Per standing offset and face, worked out at a target far from the origin
+    /// (only the faces' summaries are kept: their rays are in `eyes`).
     faces: FaceSet,
+    /// Per standing offset, its faces' rays gathered.
+    eyes: Vec<EyeRays>,
+    /// Per row of standing offsets and face, which z offsets (bit `z + 4`) see
+    /// the face.
+    facing_rows: Vec<[u64; 6]>,
     /// Per face with class-dependent rays (in `faces` order), that face worked out
     /// for each pair of x and z classes of the target; built on first use.
     class_faces: Vec<(u16, u8)>,
     by_class: Vec<OnceLock<FaceSet>>,
+    /// The standing offsets that see a class-dependent face, and per standing
+    /// offset its place among them ([`NO_CLASS_FACE`] if none).
+    class_eyes: Vec<u16>,
+    class_slot: Vec<u16>,
+    /// Per pair of classes, the gathered rays of `class_eyes` for targets of those
+    /// classes (all their faces); built on first use.
+    eyes_by_class: Vec<OnceLock<Vec<EyeRays>>>,
 }
+
+/// [`RayTable::class_slot`] of a standing offset that sees no class-dependent face.
+const NO_CLASS_FACE: u16 = u16::MAX;
 
 impl RayTable {
     fn get(kind: Interaction) -> &'static Self {
@@ -310,8 +435,15 @@ impl RayTable {
             facing: Vec::with_capacity(NUM_EYES),
             live: vec![0; NUM_EYES / 9],
             faces: FaceSet::default(),
+            eyes: Vec::with_capacity(NUM_EYES),
+            facing_rows: vec![[0; 6]; NUM_EYES / 9],
             class_faces: Vec::new(),
             by_class: (0..Class::count() * Class::count())
+                .map(|_| OnceLock::new())
+                .collect(),
+            class_eyes: Vec::new(),
+            class_slot: vec![NO_CLASS_FACE; NUM_EYES],
+            eyes_by_class: (0..Class::count() * Class::count())
                 .map(|_| OnceLock::new())
                 .collect(),
         };
@@ -334,7 +466,22 @@ impl RayTable {
             if seen != 0 {
                 table.live[eye / 9] |= 1 << (eye % 9);
             }
+            let mut gathering = Gathering::default();
+            for face in BitIter(u64::from(seen)) {
+                table.facing_rows[eye / 9][face] |= 1 << (eye % 9);
+                let rays = &table.faces.faces[eye * 6 + face];
+                if rays.class_index == NOT_CLASS_DEPENDENT {
+                    gathering.add_face(&table.faces, rays, face);
+                } else if table.class_slot[eye] == NO_CLASS_FACE {
+                    table.class_slot[eye] = table.class_eyes.len() as u16;
+                    table.class_eyes.push(eye as u16);
+                }
+            }
+            table.eyes.push(gathering.finish(eye));
         }
+        // Searches read the gathered rays; the per-face words are not needed.
+        table.faces.union_words = Vec::new();
+        table.faces.ray_words = Vec::new();
         table
     }
 
@@ -347,6 +494,27 @@ impl RayTable {
                 set.push(self.kind, target, offset_of(usize::from(eye)), face, true);
             }
             set
+        })
+    }
+
+    /// The gathered rays of [`RayTable::class_eyes`] for targets of these classes.
+    fn eyes_for_classes(&self, x: Class, z: Class) -> &[EyeRays] {
+        self.eyes_by_class[usize::from(x.0) * Class::count() + usize::from(z.0)].get_or_init(|| {
+            let set = self.for_classes(x, z);
+            self.class_eyes
+                .iter()
+                .map(|&eye| {
+                    let eye = usize::from(eye);
+                    let mut gathering = Gathering::from_eye(&self.eyes[eye]);
+                    for face in BitIter(u64::from(self.facing[eye])) {
+                        let index = self.faces.faces[eye * 6 + face].class_index;
+                        if index != NOT_CLASS_DEPENDENT {
+                            gathering.add_face(set, &set.faces[usize::from(index)], face);
+                        }
+                    }
+                    gathering.finish(eye)
+                })
+                .collect()
         })
     }
 }
@@ -520,7 +688,7 @@ fn prepare_tables(size: WorldSize) {
         let table = RayTable::get(kind);
         for x in BitIter(xs) {
             for z in BitIter(zs) {
-                table.for_classes(Class(x as u8), Class(z as u8));
+                table.eyes_for_classes(Class(x as u8), Class(z as u8));
             }
         }
     }
@@ -546,7 +714,10 @@ pub struct CandidateSet {
     /// `None` when the candidates were found without the table and are listed.
     kind: Option<Interaction>,
     target: Cell,
+    /// The first `num_groups` entries are in use; the rest are scratch, so that a
+    /// search writes every standing offset's entry and keeps those with any.
     groups: Vec<(u16, u64)>,
+    num_groups: usize,
     listed: Vec<Candidate>,
     len: usize,
 }
@@ -571,7 +742,7 @@ impl CandidateSet {
         if self.kind.is_none() {
             return self.listed[index];
         }
-        for &(eye, mut points) in &self.groups {
+        for &(eye, mut points) in &self.groups[..self.num_groups] {
             let n = points.count_ones() as usize;
             if index < n {
                 for _ in 0..index {
@@ -586,16 +757,18 @@ impl CandidateSet {
 
     /// Every candidate, in order.
     pub fn iter(&self) -> impl Iterator<Item = Candidate> + '_ {
-        let grouped = self.groups.iter().flat_map(move |&(eye, points)| {
-            BitIter(points).map(move |point| self.candidate(eye, point))
-        });
+        let grouped = self.groups[..self.num_groups]
+            .iter()
+            .flat_map(move |&(eye, points)| {
+                BitIter(points).map(move |point| self.candidate(eye, point))
+            });
         self.listed.iter().copied().chain(grouped)
     }
 
     /// Refills the set with candidates found some other way, in order.
     pub(super) fn fill_listed(&mut self, fill: impl FnOnce(&mut dyn FnMut(Candidate))) {
         self.kind = None;
-        self.groups.clear();
+        self.num_groups = 0;
         self.listed.clear();
         fill(&mut |c| self.listed.push(c));
         self.len = self.listed.len();
@@ -646,7 +819,8 @@ fn candidate_at(kind: Interaction, target: Cell, eye: usize, point: usize) -> Ca
     }
 }
 
-/// Runs the teleportation search for `target` with the table, filling `out`.
+/// Runs the teleportation search for `target` with the table, filling `out`, and
+/// a piece of `meanwhile` per standing position it visits.
 /// Returns `false` (leaving `out` empty) if the world cannot be served: its size
 /// does not fit, or its rows are not up to date with its size.
 pub(super) fn search_into<W: SearchWorld>(
@@ -654,10 +828,11 @@ pub(super) fn search_into<W: SearchWorld>(
     kind: Interaction,
     target: Cell,
     out: &mut CandidateSet,
+    mut meanwhile: impl Meanwhile,
 ) -> bool {
     out.kind = Some(kind);
     out.target = target;
-    out.groups.clear();
+    out.num_groups = 0;
     out.listed.clear();
     out.len = 0;
     let size = world.size();
@@ -673,7 +848,7 @@ pub(super) fn search_into<W: SearchWorld>(
     };
 
     // The neighbourhood: obstacles, and which cells are inside the world.
-    let mut obstacles = Mask::default();
+    let mut obstacles = ObstacleBytes([0; 2048]);
     let mut row_obstacles = [0u64; NUM_ROWS];
     let mut row_inside = [0u64; NUM_ROWS];
     for ox in -SPAN..=SPAN {
@@ -709,9 +884,7 @@ pub(super) fn search_into<W: SearchWorld>(
             }
             let ok = match kind {
                 Interaction::Place => !world.is_air(n[0], n[1], n[2]),
-                Interaction::Break => {
-                    !obstacles.contains(MaskBit::of([n[0] - t[0], n[1] - t[1], n[2] - t[2]]))
-                }
+                Interaction::Break => !obstacles.contains([n[0] - t[0], n[1] - t[1], n[2] - t[2]]),
             };
             if ok {
                 usable |= 1 << (2 * axis as u8 + side);
@@ -721,88 +894,89 @@ pub(super) fn search_into<W: SearchWorld>(
     if usable == 0 {
         return true;
     }
+    let usable_rays =
+        BitIter(u64::from(usable)).fold(0u64, |acc, face| acc | 0x1FF << (POINTS_PER_FACE * face));
 
+    // Standing cells (inside, air, with air or the sky above) that see a usable
+    // face, as one set of standing offsets: the loop over them then ends a word
+    // at a time rather than a row at a time.
     let skipped = skipped_in_column(kind);
-    let mut by_class = None;
-    // Locals, so that pushing groups cannot alias the table's slices.
-    let (facing, base) = (&table.facing[..], &table.faces);
-    let mut groups = std::mem::take(&mut out.groups);
-    let mut len = 0;
+    let mut standing = [0u64; NUM_EYES.div_ceil(64) + 1];
     for ox in -SPAN..=SPAN {
         for oy in Y_LOW..=Y_HIGH {
             let r = row_of(ox, oy);
-            // Standing cells: inside, air, with air (or the sky) above.
-            let eye_base = ((ox + SPAN) as usize * 9 + (oy - Y_LOW) as usize) * 9;
-            let mut standing = row_inside[r]
-                & !row_obstacles[r]
-                & !row_obstacles[r + 1]
-                & table.live[eye_base / 9];
+            let row = (ox + SPAN) as usize * 9 + (oy - Y_LOW) as usize;
+            let seeing =
+                BitIter(u64::from(usable)).fold(0, |acc, face| acc | table.facing_rows[row][face]);
+            let mut bits = row_inside[r] & !row_obstacles[r] & !row_obstacles[r + 1] & seeing;
             if ox == 0 && skipped.contains(&oy) {
-                standing &= !(1 << SPAN);
+                bits &= !(1 << SPAN);
             }
-            for oz in BitIter(standing) {
-                let eye = eye_base + oz;
-                let faces = facing[eye] & usable;
-                let mut points = 0u64;
-                for face in BitIter(u64::from(faces)) {
-                    let mut rays = &base.faces[eye * 6 + face];
-                    let mut set = base;
-                    if rays.class_index != NOT_CLASS_DEPENDENT {
-                        set = by_class.get_or_insert_with(|| {
-                            table.for_classes(Class::of(target.x), Class::of(target.z))
-                        });
-                        rays = &set.faces[rays.class_index as usize];
-                    }
-                    let mut found = rays.certain & !set.blocked(rays, &obstacles);
-                    if rays.walk != 0 {
-                        found |= walk_exactly(world, kind, target, eye, face as u8, rays.walk);
-                    }
-                    len += usize::from(COUNT_9_BITS[usize::from(found)]);
-                    points |= u64::from(found) << (face * POINTS_PER_FACE);
-                }
-                if points != 0 {
-                    groups.push((eye as u16, points));
-                }
+            let first = row * 9;
+            let wide = u128::from(bits) << (first % 64);
+            standing[first / 64] |= wide as u64;
+            standing[first / 64 + 1] |= (wide >> 64) as u64;
+        }
+    }
+
+    let class_eyes = table.eyes_for_classes(Class::of(target.x), Class::of(target.z));
+    // Locals, so that writing groups cannot alias the table's slices.
+    let (eyes, class_slot) = (&table.eyes[..], &table.class_slot[..]);
+    let mut groups = std::mem::take(&mut out.groups);
+    if groups.len() < NUM_EYES {
+        groups.resize(NUM_EYES, (0, 0));
+    }
+    let (mut len, mut num_groups) = (0, 0);
+    for (w, &word) in standing.iter().enumerate() {
+        for bit in BitIter(word) {
+            if len != 0 {
+                meanwhile.run_some();
             }
+            let eye = w * 64 + bit;
+            let slot = class_slot[eye];
+            let rays = if slot == NO_CLASS_FACE {
+                &eyes[eye]
+            } else {
+                &class_eyes[usize::from(slot)]
+            };
+            let mut points = rays.certain & usable_rays & !rays.blocked(&obstacles);
+            if rays.walk & usable_rays != 0 {
+                points |= walk_rays(world, kind, target, eye, rays.walk & usable_rays);
+            }
+            len += points.count_ones() as usize;
+            // Written whether or not it has any, kept only if it has.
+            groups[num_groups] = (eye as u16, points);
+            num_groups += usize::from(points != 0);
         }
     }
     out.groups = groups;
+    out.num_groups = num_groups;
     out.len = len;
     true
 }
 
-/// The number of set bits of every 9-bit value (the baseline x86-64 target has
-/// no population count instruction).
-const COUNT_9_BITS: [u8; 512] = {
-    let mut counts = [0; 512];
-    let mut i = 0;
-    while i < 512 {
-        counts[i] = (i as u32).count_ones() as u8;
-        i += 1;
-    }
-    counts
-};
-
-/// The click points among `points` of a face that are reached from a standing
-/// offset, by walking each ray in the world's own coordinates: for rays the table
-/// could not settle (none in the tables built today; kept so that a tie the
+/// The rays among `rays` (bit `9 * face + k`) from standing offset `eye` that
+/// reach their click points, walked in the world's own coordinates: for rays the
+/// table could not settle (none in the tables built today; kept so that a tie the
 /// classes do not cover stays exact).
 #[cold]
 #[inline(never)]
-fn walk_exactly<W: SearchWorld>(
+fn walk_rays<W: SearchWorld>(
     world: &W,
     kind: Interaction,
     target: Cell,
     eye: usize,
-    face: u8,
-    points: u16,
-) -> u16 {
+    rays: u64,
+) -> u64 {
     let [dx, dy, dz] = offset_of(eye);
     let feet = standing_feet(target, dx, dy, dz);
     let eye = Eye::new(eye_of(feet));
-    BitIter(u64::from(points))
-        .filter(|&k| reachable(world, &eye, click_point(kind, target, face, k)))
-        .fold(0, |acc, k| acc | 1 << k)
+    BitIter(rays)
+        .filter(|&ray| {
+            let (face, k) = (ray / POINTS_PER_FACE, ray % POINTS_PER_FACE);
+            reachable(world, &eye, click_point(kind, target, face as u8, k))
+        })
+        .fold(0, |acc, ray| acc | 1 << ray)
 }
 
 /// The index of a standing offset in the table (for tests).
