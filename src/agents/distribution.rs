@@ -391,7 +391,6 @@ impl Policy for Movement {
 #[derive(Clone, Debug)]
 pub struct Random {
     abilities: Abilities,
-    mask: Vec<bool>,
     /// Keeps the mask between calls: consecutive observations differ in a few cells.
     masks: mask::MaskCache,
 }
@@ -402,16 +401,13 @@ impl Policy for Random {
     fn for_config(config: &Config) -> Result<Self, AgentError> {
         Ok(Self {
             abilities: config.abilities,
-            mask: Vec::new(),
             masks: mask::MaskCache::default(),
         })
     }
 
     fn fill(&mut self, obs: &Observation, layout: &FlatLayout, dist: &mut ChannelDist) {
-        self.mask.resize(layout.len(), false);
-        self.masks
-            .compute(obs, self.abilities, layout, false, &mut self.mask);
-        dist.fill_from_mask(&self.mask, layout);
+        self.masks.update(obs, self.abilities, layout, false);
+        dist.fill_from_mask(self.masks.mask(), layout);
         for kind in ActionType::ALL {
             let values = dist.channels_mut(channels_of(kind));
             let total = numpy::sum(values);
@@ -431,10 +427,7 @@ impl Policy for Random {
         layout: &FlatLayout,
         rng: &mut StdRng,
     ) -> Option<usize> {
-        self.mask.resize(layout.len(), false);
-        let counts = self
-            .masks
-            .compute(obs, self.abilities, layout, false, &mut self.mask);
+        let counts = self.masks.update(obs, self.abilities, layout, false);
         // Every type with a valid entry has equal mass, spread evenly over its entries.
         let mut types = [ActionType::Noop; 10];
         let mut k = 0;
@@ -450,7 +443,7 @@ impl Policy for Random {
         let kind = types[rng.random_range(0..k)];
         let offset = layout.offset(kind)?;
         let pick = rng.random_range(0..counts.per_type[kind.id() as usize]);
-        let span = &self.mask[offset..offset + layout.block_len(kind)];
+        let span = &self.masks.mask()[offset..offset + layout.block_len(kind)];
         mask::nth_valid(span, pick).map(|i| offset + i)
     }
 }
@@ -460,7 +453,6 @@ impl Policy for Random {
 #[derive(Clone, Debug)]
 pub struct LowestBlock {
     abilities: Abilities,
-    mask: Vec<bool>,
     /// Keeps the mask between calls: consecutive observations differ in a few cells.
     masks: mask::MaskCache,
     candidates: Vec<usize>,
@@ -479,7 +471,6 @@ impl Policy for LowestBlock {
         }
         Ok(Self {
             abilities: config.abilities,
-            mask: Vec::new(),
             masks: mask::MaskCache::default(),
             candidates: Vec::new(),
         })
@@ -565,20 +556,19 @@ impl LowestBlock {
     /// else the lowest layer's placeable missing ones, and returns which kind they
     /// are; `None` if there is nothing to do.
     fn lowest_candidates(&mut self, obs: &Observation, layout: &FlatLayout) -> Option<ActionType> {
-        self.mask.resize(layout.len(), false);
-        self.masks
-            .compute(obs, self.abilities, layout, false, &mut self.mask);
+        self.masks.update(obs, self.abilities, layout, false);
+        let mask = self.masks.mask();
         let size = obs.size();
         let n = size.num_cells();
         let current = obs.channel(WorldChannel::CurrentBlocks);
         let goal = obs.channel(WorldChannel::GoalBlocks);
         let break_valid = layout
             .offset(ActionType::BreakBlock)
-            .map(|o| &self.mask[o..o + n]);
+            .map(|o| &mask[o..o + n]);
         // Every block has the same place mask here, so dirt stands for all.
         let place_valid = layout
             .offset(ActionType::PlaceBlock)
-            .map(|o| &self.mask[o + usize::from(BlockId::DIRT.0) * n..][..n]);
+            .map(|o| &mask[o + usize::from(BlockId::DIRT.0) * n..][..n]);
         // Layer by layer from the bottom, so that only the lowest candidates are
         // listed (in flat index order): breaking first, anywhere, then placing.
         self.candidates.clear();

@@ -204,8 +204,8 @@ pub fn rollout(
         Actor::Uniform { .. } => Vec::new(),
     };
     let mut obs: Vec<_> = (0..r.players).map(|_| env.new_observation()).collect();
-    let mut masks = vec![vec![false; env.layout().len()]; r.players];
-    // Rollouts keep a mask cache per player, as the vectorised API does.
+    // Rollouts keep a mask cache per player, as the vectorised API does, and read
+    // each mask where the cache keeps it.
     let mut caches = vec![mask::MaskCache::default(); r.players];
     let mut actions = vec![Action::NOOP; r.players];
     let mut reset =
@@ -227,14 +227,8 @@ pub fn rollout(
         let t0 = Instant::now();
         match r.actor {
             Actor::Uniform { line_of_sight } => {
-                for p in 0..r.players {
-                    caches[p].compute(
-                        &obs[p],
-                        config.abilities,
-                        env.layout(),
-                        line_of_sight,
-                        &mut masks[p],
-                    );
+                for (cache, obs) in caches.iter_mut().zip(&obs) {
+                    cache.update(obs, config.abilities, env.layout(), line_of_sight);
                 }
             }
             Actor::Agent(_) => {
@@ -246,7 +240,7 @@ pub fn rollout(
         let t1 = Instant::now();
         if let Actor::Uniform { .. } = r.actor {
             for p in 0..r.players {
-                let flat = sample_uniform(&masks[p], &mut rng);
+                let flat = sample_uniform(caches[p].mask(), &mut rng);
                 actions[p] = env.layout().action(flat).expect("a flat index of the mask");
             }
         }

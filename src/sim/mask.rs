@@ -439,12 +439,34 @@ impl MaskCache {
         line_of_sight: bool,
         out: &mut [bool],
     ) -> MaskCounts {
+        let counts = self.update(obs, abilities, layout, line_of_sight);
+        out.copy_from_slice(&self.mask);
+        counts
+    }
+
+    /// The mask last computed by [`MaskCache::update`] (or
+    /// [`MaskCache::compute`]).
+    pub fn mask(&self) -> &[bool] {
+        &self.mask
+    }
+
+    /// Computes the mask of `obs` like [`compute`], keeping it here (read it with
+    /// [`MaskCache::mask`]): a caller that only reads it saves copying a mask of
+    /// every flat action.
+    pub fn update(
+        &mut self,
+        obs: &Observation,
+        abilities: Abilities,
+        layout: &FlatLayout,
+        line_of_sight: bool,
+    ) -> MaskCounts {
         // Teleporting line-of-sight masks search around every target, so a change
         // can reach far; they cost less to compute than to keep.
         if abilities.teleportation && line_of_sight {
             self.key = None;
             self.full += 1;
-            return compute(obs, abilities, layout, line_of_sight, out);
+            self.mask.resize(layout.len(), false);
+            return compute(obs, abilities, layout, line_of_sight, &mut self.mask);
         }
         let size = obs.size();
         let blocks = obs.channel(WorldChannel::CurrentBlocks);
@@ -539,7 +561,6 @@ impl MaskCache {
                 line_of_sight.then_some(&mut self.sight_deps[..]),
             )
         };
-        out.copy_from_slice(&self.mask);
         self.key = key;
         self.player = player;
         self.counts = counts;
