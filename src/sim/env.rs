@@ -39,7 +39,7 @@ use super::coords::{Cell, CellIndex, PlayerId, PlayerPos, WorldSize};
 use super::goal::{GoalError, GoalGenerator};
 use super::inventory::{Inventory, Slot};
 use super::obs::{CURRENT_PLAYER, Observation, WorldChannel};
-use super::pyhash::{PyRandom, Seeding, hash_bytes_int_tuple};
+use super::pyhash::{PyRandom, Seeding, hash_bytes_int_tuple, hash_bytes_int_tuple_with};
 use super::state::{EnvState, GoalMatch, NO_INTERACTION, cell_similarity};
 use super::viewpoint::{
     self, Candidate, CandidateSet, Interaction, Meanwhile, ObstacleRows, SearchWorld,
@@ -50,13 +50,72 @@ use super::viewpoint::{
 /// 1,247 steps run alongside it (a search that finds nothing wastes none).
 const SEEDING_STEPS_PER_POSITION: usize = 8;
 
-/// A teleport choice's seeding, run alongside its search.
-struct SeedAlongside<'a>(Seeding<'a>);
+/// A teleport choice's seeding, run alongside its search once the search has
+/// found a candidate: only then is there a choice to seed (a search that finds
+/// nothing wastes neither the hash nor any seeding).
+struct SeedAlongside<'a> {
+    state: Alongside<'a>,
+    /// What the seed hashes (ENV_SPEC 6.4): the world's block ids with the change
+    /// made (`block` at `at`), and the timestep.
+    ids: &'a [u8],
+    at: CellIndex,
+    block: BlockId,
+    timestep: u64,
+    seed: Option<i64>,
+}
+
+enum Alongside<'a> {
+    Waiting(&'a mut PyRandom),
+    Seeding(Seeding<'a>),
+    Begun,
+}
+
+impl<'a> SeedAlongside<'a> {
+    fn new(
+        rng: &'a mut PyRandom,
+        ids: &'a [u8],
+        at: CellIndex,
+        block: BlockId,
+        timestep: u64,
+    ) -> Self {
+        Self {
+            state: Alongside::Waiting(rng),
+            ids,
+            at,
+            block,
+            timestep,
+            seed: None,
+        }
+    }
+
+    #[inline(never)]
+    fn begin(&mut self) {
+        if let Alongside::Waiting(rng) = std::mem::replace(&mut self.state, Alongside::Begun) {
+            let seed =
+                hash_bytes_int_tuple_with(self.ids, self.at.get(), self.block.0, self.timestep);
+            rng.begin_seed(seed);
+            self.seed = Some(seed);
+            self.state = Alongside::Seeding(rng.seeding());
+        }
+    }
+
+    /// The choice's seed if the search `found` candidates (its generator seeded
+    /// or being seeded), else `None`.
+    fn finish(mut self, found: bool) -> Option<i64> {
+        if found {
+            self.begin();
+        }
+        self.seed
+    }
+}
 
 impl Meanwhile for SeedAlongside<'_> {
     #[inline(always)]
     fn run_some(&mut self) {
-        self.0.run_some::<SEEDING_STEPS_PER_POSITION>();
+        match &mut self.state {
+            Alongside::Seeding(seeding) => seeding.run_some::<SEEDING_STEPS_PER_POSITION>(),
+            _ => self.begin(),
+        }
     }
 }
 
@@ -879,28 +938,28 @@ impl Env {
             let mut candidates = std::mem::take(&mut self.teleport_candidates[p]);
             self.obstacles
                 .sync_blocks(self.size, self.state.blocks.ids());
-            // The choice among the candidates is seeded by the world's bytes after
-            // this change. Hashing them before the search lets the generator's
-            // seeding, a long chain of dependent steps, run a few steps per
-            // standing position alongside it.
-            let seed = self.hash_with(action.location, new_block);
-            let rng = &mut self.teleport_rngs[p];
-            rng.begin_seed(seed);
+            let mut alongside = SeedAlongside::new(
+                &mut self.teleport_rngs[p],
+                self.state.blocks.ids(),
+                action.location,
+                new_block,
+                self.state.timestep,
+            );
             viewpoint::teleport_candidates(
                 &TeleportWorld(&self.state.blocks, &self.obstacles),
                 kind,
                 cell,
                 &mut candidates,
-                SeedAlongside(rng.seeding()),
+                &mut alongside,
             );
             let found = !candidates.is_empty();
+            let seed = alongside.finish(found);
             self.teleport_candidates[p] = candidates;
             // The choice is made at the end of the step
             // (`pick_teleport_destinations`): nothing in between reads positions.
-            let seed = found.then(|| {
+            if found {
                 self.set_block(action.location, new_block);
-                seed
-            });
+            }
             self.teleports.push(Teleport {
                 player: p,
                 kind,
@@ -1003,16 +1062,6 @@ impl Env {
             self.record_attempt(t.player, t.kind, t.location, num_candidates, chosen);
         }
         self.teleports = teleports;
-    }
-
-    /// The hash that seeds a viewpoint choice (ENV_SPEC 6.4) of the world as it
-    /// would be with block `id` at `i`, without changing it.
-    fn hash_with(&mut self, i: CellIndex, id: BlockId) -> i64 {
-        let ids = self.state.blocks.ids_mut();
-        let before = std::mem::replace(&mut ids[i.get()], id.0);
-        let seed = hash_bytes_int_tuple(ids, self.state.timestep);
-        ids[i.get()] = before;
-        seed
     }
 
     /// The checks before any search: place only into air and only placeable blocks;

@@ -12,18 +12,35 @@ pub fn hash_bytes(data: &[u8]) -> i64 {
     if data.is_empty() {
         return 0;
     }
-    let h = siphash13(0, 0, data) as i64;
+    let h = siphash13(0, 0, data, usize::MAX, 0) as i64;
     // CPython reserves -1 as its error value.
     if h == -1 { -2 } else { h }
 }
 
 /// `hash((bytes, t))` for a non-negative small int `t` (which hashes to itself).
 pub fn hash_bytes_int_tuple(data: &[u8], t: u64) -> i64 {
+    tuple_hash(hash_bytes(data), t)
+}
+
+/// [`hash_bytes_int_tuple`] of `data` with `data[index]` replaced by `byte`,
+/// without a copy of it.
+///
+/// # Panics
+/// If `index` is out of range.
+pub fn hash_bytes_int_tuple_with(data: &[u8], index: usize, byte: u8, t: u64) -> i64 {
+    let flip = u64::from(data[index] ^ byte) << (8 * (index % 8));
+    let h = siphash13(0, 0, data, index / 8, flip) as i64;
+    // CPython reserves -1 as its error value (and data is not empty here).
+    tuple_hash(if h == -1 { -2 } else { h }, t)
+}
+
+/// `hash((x, t))` of a bytes object whose hash is `bytes_hash`.
+fn tuple_hash(bytes_hash: i64, t: u64) -> i64 {
     const P1: u64 = 11_400_714_785_074_694_791;
     const P2: u64 = 14_029_467_366_897_019_727;
     const P5: u64 = 2_870_177_450_012_600_261;
     let mut acc = P5;
-    for lane in [hash_bytes(data) as u64, t] {
+    for lane in [bytes_hash as u64, t] {
         acc = acc.wrapping_add(lane.wrapping_mul(P2));
         acc = acc.rotate_left(31);
         acc = acc.wrapping_mul(P1);
@@ -36,7 +53,9 @@ pub fn hash_bytes_int_tuple(data: &[u8], t: u64) -> i64 {
     }
 }
 
-fn siphash13(k0: u64, k1: u64, data: &[u8]) -> u64 {
+/// SipHash-1-3 of `data`, with the 8-byte word number `flip_word` (the tail
+/// counts as the last) XORed with `flip` first.
+fn siphash13(k0: u64, k1: u64, data: &[u8], flip_word: usize, flip: u64) -> u64 {
     let mut v0 = k0 ^ 0x736f_6d65_7073_6575;
     let mut v1 = k1 ^ 0x646f_7261_6e64_6f6d;
     let mut v2 = k0 ^ 0x6c79_6765_6e65_7261;
@@ -57,16 +76,17 @@ fn siphash13(k0: u64, k1: u64, data: &[u8]) -> u64 {
         *v1 ^= *v2;
         *v2 = v2.rotate_left(32);
     };
+    let flip_of = |word: usize| if word == flip_word { flip } else { 0 };
     let mut chunks = data.chunks_exact(8);
-    for chunk in &mut chunks {
-        let m = u64::from_le_bytes(chunk.try_into().expect("chunks of 8"));
+    for (word, chunk) in (&mut chunks).enumerate() {
+        let m = u64::from_le_bytes(chunk.try_into().expect("chunks of 8")) ^ flip_of(word);
         v3 ^= m;
         round(&mut v0, &mut v1, &mut v2, &mut v3);
         v0 ^= m;
     }
     let mut tail = [0u8; 8];
     tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-    let b = u64::from_le_bytes(tail) | ((data.len() as u64) << 56);
+    let b = (u64::from_le_bytes(tail) ^ flip_of(data.len() / 8)) | ((data.len() as u64) << 56);
     v3 ^= b;
     round(&mut v0, &mut v1, &mut v2, &mut v3);
     v0 ^= b;
@@ -457,6 +477,22 @@ mod tests {
             let mut rng = PyRandom::new(seed);
             let got: Vec<u32> = (0..1500).map(|_| rng.next_u32()).collect();
             assert_eq!(got, expected, "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn hashing_with_a_byte_replaced_equals_hashing_the_changed_bytes() {
+        let data: Vec<u8> = (0..1100u32).map(|i| (i * 7 % 11) as u8).collect();
+        for len in [1, 7, 8, 9, 1099, 1100] {
+            for index in [0, len / 2, len - 1] {
+                let mut changed = data[..len].to_vec();
+                changed[index] = 200;
+                assert_eq!(
+                    hash_bytes_int_tuple_with(&data[..len], index, 200, 9),
+                    hash_bytes_int_tuple(&changed, 9),
+                    "{len} bytes, byte {index}"
+                );
+            }
         }
     }
 

@@ -78,6 +78,13 @@ pub trait Meanwhile {
     fn run_some(&mut self);
 }
 
+impl<M: Meanwhile + ?Sized> Meanwhile for &mut M {
+    #[inline(always)]
+    fn run_some(&mut self) {
+        (**self).run_some();
+    }
+}
+
 /// Nothing to run.
 impl Meanwhile for () {
     #[inline(always)]
