@@ -224,11 +224,12 @@ const SPREAD_BYTE: [u64; 256] = {
 };
 
 /// All the tabulated rays of one standing offset, by the voxels they enter: a
-/// search tests them with a fixed number of steps and no branches, whatever the
+/// search tests them voxel by voxel with no branch that depends on the
 /// obstacles. Rays are numbered as candidates are, bit `9 * face + k`.
 #[derive(Clone, Copy, Debug)]
 struct EyeRays {
-    /// Cells of [`ObstacleBytes`]; unused entries hold [`NEVER_AN_OBSTACLE`].
+    /// Cells of [`ObstacleBytes`]; unused entries hold [`NEVER_AN_OBSTACLE`] (and
+    /// no rays).
     voxels: [u16; VOXELS_PER_EYE],
     /// The rays that enter each voxel.
     rays: [u64; VOXELS_PER_EYE],
@@ -236,6 +237,9 @@ struct EyeRays {
     certain: u64,
     /// The rays too close to a tie to tabulate, walked exactly.
     walk: u64,
+    /// Entries in use: testing only those costs a mispredicted loop exit now and
+    /// then but saves half the work of a padded list.
+    used: u8,
 }
 
 impl EyeRays {
@@ -243,7 +247,8 @@ impl EyeRays {
     #[inline(always)]
     fn blocked(&self, obstacles: &ObstacleBytes) -> u64 {
         let mut blocked = 0;
-        for (&voxel, &rays) in self.voxels.iter().zip(&self.rays) {
+        let n = usize::from(self.used).min(VOXELS_PER_EYE);
+        for (&voxel, &rays) in self.voxels[..n].iter().zip(&self.rays[..n]) {
             blocked |= rays & obstacles.mask(voxel);
         }
         blocked
@@ -308,6 +313,7 @@ impl Gathering {
             rays: [0; VOXELS_PER_EYE],
             certain: self.certain,
             walk: self.walk,
+            used: self.voxels.len() as u8,
         };
         for (i, (voxel, rays)) in self.voxels.into_iter().enumerate() {
             gathered.voxels[i] = voxel;
