@@ -382,6 +382,12 @@ impl Env {
         let blocks = Blocks::initial_world(size);
         let goal = Blocks::air(size);
         let goal_match = GoalMatch::count(&blocks, &goal);
+        let mut obstacles = ObstacleRows::default();
+        if config.abilities.teleportation {
+            // Builds the teleport search's tables for this world size now (once per
+            // process), rather than in the first step.
+            obstacles.sync_blocks(size, blocks.ids());
+        }
         Self {
             layout: FlatLayout::new(size, config.abilities),
             size,
@@ -412,7 +418,7 @@ impl Env {
             teleport_candidates: vec![CandidateSet::default(); num_players],
             teleport_rngs: vec![PyRandom::new(0); num_players],
             teleports: Vec::with_capacity(num_players),
-            obstacles: ObstacleRows::default(),
+            obstacles,
             config,
         }
     }
@@ -1048,6 +1054,16 @@ impl Env {
     /// that read positions, go before any place or break.
     fn pick_teleport_destinations(&mut self) {
         let mut teleports = std::mem::take(&mut self.teleports);
+        // Two generators with seeding left (their searches were short) finish it
+        // side by side.
+        let mut seeded = teleports
+            .iter()
+            .filter(|t| t.seed.is_some())
+            .map(|t| t.player);
+        if let (Some(a), Some(b)) = (seeded.next(), seeded.next()) {
+            let (low, high) = self.teleport_rngs.split_at_mut(a.max(b));
+            low[a.min(b)].seeding().finish_both(high[0].seeding());
+        }
         for t in teleports.drain(..) {
             let candidates = &self.teleport_candidates[t.player];
             let num_candidates = candidates.len();

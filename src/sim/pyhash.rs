@@ -251,6 +251,20 @@ impl std::fmt::Debug for Seeding<'_> {
 }
 
 impl Seeding<'_> {
+    /// Whether the whole chain has run.
+    pub fn is_done(&self) -> bool {
+        self.chain.is_done()
+    }
+
+    /// Runs the rest of two seedings side by side: two independent chains take
+    /// about the time of one.
+    pub fn finish_both(mut self, mut other: Self) {
+        while !(self.is_done() && other.is_done()) {
+            self.run_some::<8>();
+            other.run_some::<8>();
+        }
+    }
+
     /// Runs up to `N` more steps of the seeding. Away from the passes' ends, with
     /// `N` even, the steps are straight-line code with the key's words in
     /// registers: as few instructions as the chain allows, so that they cost the
@@ -519,7 +533,16 @@ mod tests {
                     seeding.run_some::<3>();
                 }
                 drop(seeding);
+                // Finished side by side with another seeding further along.
+                let mut other = PyRandom::new(1);
+                other.begin_seed(-seed);
+                let mut ahead = other.seeding();
+                for _ in 0..100 {
+                    ahead.run_some::<8>();
+                }
+                rng.seeding().finish_both(ahead);
                 assert_eq!(draws(&mut rng), expected, "seed {seed}, {pieces} pieces");
+                assert_eq!(draws(&mut other), draws(&mut PyRandom::new(-seed)));
             }
         }
     }
