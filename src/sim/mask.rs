@@ -124,7 +124,12 @@ fn compute_inner(
 
     // The reference keeps the x and z of the last marked cell in C order and the
     // lowest marked y.
-    let player = find_player(size, world.markers);
+    // Teleporting, the observer's position matters to no entry.
+    let player = if teleportation {
+        None
+    } else {
+        find_player(size, world.markers)
+    };
     if player.is_none() && !teleportation {
         out.fill(false);
         return (counts, 0);
@@ -472,10 +477,14 @@ impl MaskCache {
         let blocks = obs.channel(WorldChannel::CurrentBlocks);
         let markers = obs.channel(WorldChannel::PlayerLocations);
         let key = Some((size, abilities, layout.len(), line_of_sight));
-        let player = find_player(size, markers);
+        let player = if abilities.teleportation {
+            None
+        } else {
+            find_player(size, markers)
+        };
         let reusable = self.key == key
             // Walking masks need the observer's position (and keep it); teleporting
-            // ones have none.
+            // ones do not depend on it.
             && (player.is_some() || abilities.teleportation)
             && self.player == player
             // Place entries depend on which blocks are held, not how many; GIVE
