@@ -72,7 +72,6 @@ pub trait SearchWorld {
 
 /// Independent work a search runs piecewise between pieces of its own (a caller's
 /// long dependency chain, which the processor then overlaps with the search).
-/// Taken by value, so that its state stays in registers.
 pub trait Meanwhile {
     /// Runs one piece.
     fn run_some(&mut self);

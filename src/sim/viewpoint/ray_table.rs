@@ -16,10 +16,15 @@
 //! are worked out again per pair of classes, on first use. Any other tie would be
 //! walked in the world's own coordinates (none occurs in the tables built today).
 //!
-//! With the table, a search tests whole faces at once: the 9 rays of a face are clear
-//! together when the union of their voxels holds no obstacle, a few word `AND`s
-//! against a bit mask of the target's neighbourhood; only a face that meets an
-//! obstacle looks at its rays one by one.
+//! For a search, each standing offset's tabulated rays are gathered by voxel
+//! ([`EyeRays`]: at most 16 voxels, each with the set of the offset's rays that
+//! enter it), so a standing position costs a short loop of byte loads and `AND`s
+//! against the target's neighbourhood, with no branch that depends on the
+//! obstacles; offsets that see a class-dependent face read a gathering made per
+//! pair of classes. The searched standing positions are one 729-bit set, visited a
+//! word at a time. A caller can give the search independent work to run between
+//! standing positions ([`super::Meanwhile`]): the env seeds the generator that picks
+//! among the candidates there.
 
 use std::sync::OnceLock;
 
