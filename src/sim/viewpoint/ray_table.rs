@@ -99,26 +99,24 @@ struct FaceRays {
     /// walked exactly.
     walk: u16,
     /// Which words of a neighbourhood [`Mask`] hold voxels that the `certain` rays
-    /// enter (a face's rays touch at most 6 of the 13); per such word, in order,
-    /// from `union_from`: the union of those voxels in [`FaceSet::union_words`],
-    /// and each ray's own in [`FaceSet::ray_words`].
+    /// enter (a face's rays touch at most 6 of the 13); per such word, in order
+    /// from `words_from`, each ray's own voxels in [`FaceSet::ray_words`].
     words: u16,
     /// If some ray's walk meets an exact tie between x and z whose outcome depends
     /// on the target's coordinates (see [`Class`]), the face's index in
     /// [`RayTable::class_faces`]; else [`NOT_CLASS_DEPENDENT`].
     class_index: u16,
-    union_from: u32,
+    words_from: u32,
 }
 
 /// [`FaceRays::class_index`] of a face whose rays depend on no class.
 const NOT_CLASS_DEPENDENT: u16 = u16::MAX;
 
-/// Faces' rays, kept compact: a search reads one face per standing offset and
-/// visible face, and mostly only its union.
+/// Faces' rays, as the ray walks produce them; searches read them gathered per
+/// standing offset ([`EyeRays`]).
 #[derive(Default)]
 struct FaceSet {
     faces: Vec<FaceRays>,
-    union_words: Vec<u64>,
     ray_words: Vec<[u64; POINTS_PER_FACE]>,
 }
 
@@ -137,7 +135,7 @@ impl FaceSet {
         let eye = eye_of(feet);
         let mut rays = FaceRays {
             class_index: NOT_CLASS_DEPENDENT,
-            union_from: self.union_words.len() as u32,
+            words_from: self.ray_words.len() as u32,
             ..FaceRays::default()
         };
         let mut paths = [Mask::default(); POINTS_PER_FACE];
@@ -169,10 +167,8 @@ impl FaceSet {
             }
         }
         for w in 0..WORDS {
-            let union = paths.iter().fold(0, |acc, p| acc | p.0[w]);
-            if union != 0 {
+            if paths.iter().any(|p| p.0[w] != 0) {
                 rays.words |= 1 << w;
-                self.union_words.push(union);
                 self.ray_words.push(paths.map(|p| p.0[w]));
             }
         }
@@ -285,7 +281,7 @@ impl Gathering {
         let shift = POINTS_PER_FACE * face;
         self.certain |= u64::from(rays.certain) << shift;
         self.walk |= u64::from(rays.walk) << shift;
-        let from = rays.union_from as usize;
+        let from = rays.words_from as usize;
         for (j, w) in BitIter(u64::from(rays.words)).enumerate() {
             for (k, &ray) in set.ray_words[from + j].iter().enumerate() {
                 for bit in BitIter(ray) {
@@ -491,7 +487,6 @@ impl RayTable {
             table.eyes.push(gathering.finish(eye));
         }
         // Searches read the gathered rays; the per-face words are not needed.
-        table.faces.union_words = Vec::new();
         table.faces.ray_words = Vec::new();
         table
     }
@@ -1169,7 +1164,7 @@ mod tests {
                         .expect("all air");
                         // The walk's voxels in this world, without those above it.
                         let mut tabulated = Mask::default();
-                        let from = rays.union_from as usize;
+                        let from = rays.words_from as usize;
                         for (j, w) in BitIter(u64::from(rays.words)).enumerate() {
                             tabulated.0[w] = set.ray_words[from + j][k];
                         }
