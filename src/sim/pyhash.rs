@@ -259,10 +259,13 @@ impl Seeding<'_> {
     /// Runs the rest of two seedings side by side: two independent chains take
     /// about the time of one.
     pub fn finish_both(mut self, mut other: Self) {
-        while !(self.is_done() && other.is_done()) {
+        while !(self.is_done() || other.is_done()) {
             self.run_some::<8>();
             other.run_some::<8>();
         }
+        // Whichever has steps left runs them alone.
+        self.run_near_ends(SEEDING_STEPS);
+        other.run_near_ends(SEEDING_STEPS);
     }
 
     /// Runs up to `N` more steps of the seeding. Away from the passes' ends, with

@@ -455,8 +455,9 @@ fn search_every_position<W: SearchWorld>(
 
 /// The teleportation search's candidates, into `out` (a reused buffer): by the ray
 /// table when the world keeps [`ObstacleRows`] that fit it, else by walking every
-/// ray. The table's search runs a piece of `meanwhile` per standing position it
-/// visits.
+/// ray. Once the table's search has found a candidate, it runs a piece of
+/// `meanwhile` per further standing position it visits (the walking search runs
+/// none).
 pub fn teleport_candidates<W: SearchWorld, M: Meanwhile>(
     world: &W,
     kind: Interaction,

@@ -398,9 +398,6 @@ struct RayTable {
     /// all: the others are out of reach or looked at through a block (see
     /// `viable_faces`).
     facing: Vec<u8>,
-    /// Per row of standing offsets (x and y), which z offsets (bit `z + 4`) see
-    /// any face: the others are out of reach.
-    live: Vec<u64>,
     /// Per standing offset and face, worked out at a target far from the origin
     /// (only the faces' summaries are kept: their rays are in `eyes`).
     faces: FaceSet,
@@ -440,7 +437,6 @@ impl RayTable {
         let mut table = Self {
             kind,
             facing: Vec::with_capacity(NUM_EYES),
-            live: vec![0; NUM_EYES / 9],
             faces: FaceSet::default(),
             eyes: Vec::with_capacity(NUM_EYES),
             facing_rows: vec![[0; 6]; NUM_EYES / 9],
@@ -470,9 +466,6 @@ impl RayTable {
                 }
             }
             table.facing.push(seen);
-            if seen != 0 {
-                table.live[eye / 9] |= 1 << (eye % 9);
-            }
             let mut gathering = Gathering::default();
             for face in BitIter(u64::from(seen)) {
                 table.facing_rows[eye / 9][face] |= 1 << (eye % 9);
@@ -826,7 +819,8 @@ fn candidate_at(kind: Interaction, target: Cell, eye: usize, point: usize) -> Ca
 }
 
 /// Runs the teleportation search for `target` with the table, filling `out`, and
-/// a piece of `meanwhile` per standing position it visits.
+/// a piece of `meanwhile` per standing position it visits after its first
+/// candidate.
 /// Returns `false` (leaving `out` empty) if the world cannot be served: its size
 /// does not fit, or its rows are not up to date with its size.
 pub(super) fn search_into<W: SearchWorld>(
