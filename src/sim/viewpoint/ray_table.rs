@@ -22,7 +22,10 @@
 //! against the target's neighbourhood, with no branch that depends on the
 //! obstacles; offsets that see a class-dependent face read a gathering made per
 //! pair of classes. The searched standing positions are one 729-bit set, visited a
-//! word at a time. A caller can give the search independent work to run between
+//! word at a time. Setting up a search has no branch on where the world ends:
+//! [`ObstacleRows`] pads the world with free rows, and the standing cells of each
+//! x offset come from its ten rows and one load per row from a table of the
+//! z offsets that see each set of usable faces. A caller can give the search independent work to run between
 //! standing positions ([`super::Meanwhile`]): the env seeds the generator that picks
 //! among the candidates there.
 
@@ -185,8 +188,23 @@ const NEVER_AN_OBSTACLE: u16 = ROW_BYTES as u16 - 1;
 const VOXELS_PER_EYE: usize = 16;
 
 /// A neighbourhood's obstacles, one byte (0 or 1) per cell: row `r` (see
-/// [`row_of`]) holds z offsets -4..=4 at `ROW_BYTES * r..`.
+/// [`row_of`]) holds z offsets -4..=4 at `ROW_BYTES * r..`. A search writes every
+/// row, so one buffer serves search after search without being cleared; the
+/// bytes past each row's ninth stay 0.
+#[derive(Clone)]
 struct ObstacleBytes([u8; 2048]);
+
+impl Default for ObstacleBytes {
+    fn default() -> Self {
+        Self([0; 2048])
+    }
+}
+
+impl std::fmt::Debug for ObstacleBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ObstacleBytes { .. }")
+    }
+}
 
 impl ObstacleBytes {
     #[inline(always)]
@@ -194,12 +212,6 @@ impl ObstacleBytes {
         let at = row * ROW_BYTES;
         self.0[at..at + 8].copy_from_slice(&SPREAD_BYTE[(bits & 0xFF) as usize].to_le_bytes());
         self.0[at + 8] = (bits >> 8 & 1) as u8;
-    }
-
-    /// Whether the cell at this offset from the target is an obstacle.
-    fn contains(&self, offset: [i32; 3]) -> bool {
-        let row = row_of(offset[0], offset[1]);
-        self.0[row * ROW_BYTES + (offset[2] + SPAN) as usize] != 0
     }
 
     /// 0 for a free cell, all ones for an obstacle.
@@ -403,9 +415,11 @@ struct RayTable {
     faces: FaceSet,
     /// Per standing offset, its faces' rays gathered.
     eyes: Vec<EyeRays>,
-    /// Per row of standing offsets and face, which z offsets (bit `z + 4`) see
-    /// the face.
-    facing_rows: Vec<[u64; 6]>,
+    /// Per row of standing offsets and set of usable faces (bit `2 * axis +
+    /// side`), the z offsets (bit `z + 4`) that see one of the faces, less the
+    /// offsets the search skips ([`skipped_in_column`]): a search reads its
+    /// standing cells' candidates per row with one load.
+    seeing_rows: Vec<[u16; 64]>,
     /// Per face with class-dependent rays (in `faces` order), that face worked out
     /// for each pair of x and z classes of the target; built on first use.
     class_faces: Vec<(u16, u8)>,
@@ -439,7 +453,7 @@ impl RayTable {
             facing: Vec::with_capacity(NUM_EYES),
             faces: FaceSet::default(),
             eyes: Vec::with_capacity(NUM_EYES),
-            facing_rows: vec![[0; 6]; NUM_EYES / 9],
+            seeing_rows: Vec::new(),
             class_faces: Vec::new(),
             by_class: (0..Class::count() * Class::count())
                 .map(|_| OnceLock::new())
@@ -450,6 +464,7 @@ impl RayTable {
                 .map(|_| OnceLock::new())
                 .collect(),
         };
+        let mut facing_rows = vec![[0u16; 6]; NUM_EYES / 9];
         for eye in 0..NUM_EYES {
             let offset = offset_of(eye);
             let mut seen = facing(kind, offset);
@@ -468,7 +483,7 @@ impl RayTable {
             table.facing.push(seen);
             let mut gathering = Gathering::default();
             for face in BitIter(u64::from(seen)) {
-                table.facing_rows[eye / 9][face] |= 1 << (eye % 9);
+                facing_rows[eye / 9][face] |= 1 << (eye % 9);
                 let rays = &table.faces.faces[eye * 6 + face];
                 if rays.class_index == NOT_CLASS_DEPENDENT {
                     gathering.add_face(&table.faces, rays, face);
@@ -481,6 +496,20 @@ impl RayTable {
         }
         // Searches read the gathered rays; the per-face words are not needed.
         table.faces.ray_words = Vec::new();
+        let skipped = skipped_in_column(kind);
+        table.seeing_rows = (facing_rows.iter().enumerate())
+            .map(|(row, faces)| {
+                let (ox, oy) = ((row / 9) as i32 - SPAN, (row % 9) as i32 + Y_LOW);
+                let kept = if ox == 0 && skipped.contains(&oy) {
+                    !(1u16 << SPAN)
+                } else {
+                    u16::MAX
+                };
+                std::array::from_fn(|usable| {
+                    BitIter(usable as u64).fold(0, |acc, face| acc | faces[face]) & kept
+                })
+            })
+            .collect();
         table
     }
 
@@ -608,13 +637,25 @@ fn trace(eye: [f64; 3], d: [f64; 3], settle_xz: bool) -> Result<Vec<[i32; 3]>, T
     }
 }
 
+/// Rows of a padded grid below the world: enough for the lowest standing offset.
+const PAD_BELOW: usize = -Y_LOW as usize;
+/// Rows of a padded grid above the world: enough for the cells above the highest
+/// standing offset.
+const PAD_ABOVE: usize = (Y_HIGH + 1) as usize;
+
 /// Bits of the world's obstacle cells, one `u64` of z bits per (x, y) row, kept up
 /// to date with the block ids; what a teleportation search reads its
-/// neighbourhood from.
+/// neighbourhood from. The rows are padded with free rows, [`SPAN`] wide on each
+/// side in x and as far as the standing offsets reach in y, so that a search
+/// reads its whole neighbourhood with no test of where the world ends.
 #[derive(Clone, Debug, Default)]
 pub struct ObstacleRows {
     size: WorldSize,
+    /// Rows per padded x column.
+    padded_height: usize,
     rows: Vec<u64>,
+    /// Per padded row, its z bits inside the world (none for a padding row).
+    inside: Vec<u64>,
     /// The block ids the rows were last brought up to date with by
     /// [`ObstacleRows::sync_blocks`].
     synced: Vec<u8>,
@@ -622,9 +663,9 @@ pub struct ObstacleRows {
 
 impl ObstacleRows {
     /// Whether a world of this size can be served (depth at most 64, every extent
-    /// small enough for the table's rounding margin).
+    /// at least 1 and small enough for the table's rounding margin).
     pub fn fits(size: WorldSize) -> bool {
-        size.depth <= 64 && size.axes().iter().all(|&n| n <= MAX_EXTENT)
+        size.depth <= 64 && size.axes().iter().all(|&n| (1..=MAX_EXTENT).contains(&n))
     }
 
     /// Brings rows of the non-air blocks up to date with `ids`: only the cells that
@@ -640,7 +681,9 @@ impl ObstacleRows {
                     if (*x == 0) != (*y == 0) {
                         let i = k * CHUNK + j;
                         let (row, z) = (i / size.depth, i % size.depth);
-                        self.rows[row] ^= 1 << z;
+                        let at =
+                            self.row_index((row / size.height) as i32, (row % size.height) as i32);
+                        self.rows[at] ^= 1 << z;
                     }
                 }
             }
@@ -657,23 +700,45 @@ impl ObstacleRows {
         self.size = size;
         self.synced.clear();
         self.rows.clear();
+        self.inside.clear();
         if !Self::fits(size) {
             return;
         }
         prepare_tables(size);
-        self.rows.resize(size.width * size.height, 0);
-        for (r, row) in self.rows.iter_mut().enumerate() {
-            for z in 0..size.depth {
-                if is_obstacle(r * size.depth + z) {
-                    *row |= 1 << z;
+        self.padded_height = size.height + PAD_BELOW + PAD_ABOVE;
+        let num_rows = (size.width + 2 * SPAN as usize) * self.padded_height;
+        self.rows.resize(num_rows, 0);
+        self.inside.resize(num_rows, 0);
+        let all_z = u64::MAX >> (64 - size.depth);
+        for x in 0..size.width {
+            for y in 0..size.height {
+                let at = self.row_index(x as i32, y as i32);
+                self.inside[at] = all_z;
+                let first = (x * size.height + y) * size.depth;
+                for z in 0..size.depth {
+                    if is_obstacle(first + z) {
+                        self.rows[at] |= 1 << z;
+                    }
                 }
             }
         }
     }
 
+    /// Where the row of `(x, y)` is, for x in `-SPAN..width + SPAN` and y in
+    /// `-PAD_BELOW..height + PAD_ABOVE`.
+    #[inline(always)]
+    fn row_index(&self, x: i32, y: i32) -> usize {
+        (x + SPAN) as usize * self.padded_height + (y + PAD_BELOW as i32) as usize
+    }
+
+    /// Whether a cell inside the world is an obstacle.
+    fn is_obstacle(&self, cell: Cell) -> bool {
+        self.rows[self.row_index(cell.x, cell.y)] >> cell.z & 1 != 0
+    }
+
     /// The rows, if they describe a world of this size.
-    fn for_size(&self, size: WorldSize) -> Option<&[u64]> {
-        (self.size == size && !self.rows.is_empty()).then_some(&self.rows)
+    fn for_size(&self, size: WorldSize) -> Option<&Self> {
+        (self.size == size && !self.rows.is_empty()).then_some(self)
     }
 }
 
@@ -719,6 +784,8 @@ pub struct CandidateSet {
     num_groups: usize,
     listed: Vec<Candidate>,
     len: usize,
+    /// The last search's neighbourhood, kept to save clearing a new one.
+    obstacles: Box<ObstacleBytes>,
 }
 
 impl CandidateSet {
@@ -836,39 +903,10 @@ pub(super) fn search_into<W: SearchWorld>(
     out.listed.clear();
     out.len = 0;
     let size = world.size();
-    let Some(rows) = world.obstacle_rows().and_then(|r| r.for_size(size)) else {
+    let Some(grid) = world.obstacle_rows().and_then(|r| r.for_size(size)) else {
         return false;
     };
     let table = RayTable::get(kind);
-    let (w, h) = (size.width as i32, size.height as i32);
-    let all_z = if size.depth == 64 {
-        u64::MAX
-    } else {
-        (1 << size.depth) - 1
-    };
-
-    // The neighbourhood: obstacles, and which cells are inside the world.
-    let mut obstacles = ObstacleBytes([0; 2048]);
-    let mut row_obstacles = [0u64; NUM_ROWS];
-    let mut row_inside = [0u64; NUM_ROWS];
-    for ox in -SPAN..=SPAN {
-        let x = target.x + ox;
-        if !(0..w).contains(&x) {
-            continue;
-        }
-        for oy in Y_LOW..=Y_HIGH + 1 {
-            let y = target.y + oy;
-            if !(0..h).contains(&y) {
-                // Cells above the world are free; rays never reach the others.
-                continue;
-            }
-            let r = row_of(ox, oy);
-            let bits = window(rows[(x * h + y) as usize], target.z);
-            row_obstacles[r] = bits;
-            row_inside[r] = window(all_z, target.z);
-            obstacles.set_row(r, bits);
-        }
-    }
 
     // Faces with something to click against (placing) or a free outside neighbour
     // (breaking); a break face on the world's border has no click points.
@@ -878,13 +916,13 @@ pub(super) fn search_into<W: SearchWorld>(
         for side in 0..2u8 {
             let mut n = t;
             n[axis] += if side == 0 { -1 } else { 1 };
-            let cell = Cell::new(n[0], n[1], n[2]);
-            if !size.contains(cell) {
+            let neighbour = Cell::new(n[0], n[1], n[2]);
+            if !size.contains(neighbour) {
                 continue;
             }
             let ok = match kind {
                 Interaction::Place => !world.is_air(n[0], n[1], n[2]),
-                Interaction::Break => !obstacles.contains([n[0] - t[0], n[1] - t[1], n[2] - t[2]]),
+                Interaction::Break => !grid.is_obstacle(neighbour),
             };
             if ok {
                 usable |= 1 << (2 * axis as u8 + side);
@@ -897,25 +935,46 @@ pub(super) fn search_into<W: SearchWorld>(
     let usable_rays =
         BitIter(u64::from(usable)).fold(0u64, |acc, face| acc | 0x1FF << (POINTS_PER_FACE * face));
 
-    // Standing cells (inside, air, with air or the sky above) that see a usable
-    // face, as one set of standing offsets: the loop over them then ends a word
-    // at a time rather than a row at a time.
-    let skipped = skipped_in_column(kind);
+    // The neighbourhood's obstacles (every row written, from the padded grid: cells
+    // outside the world are free), and in the same pass the standing cells
+    // (inside, air, with air or the sky above) that see a usable face: per x
+    // offset, one set of its 81 standing offsets, so that the loop over them ends
+    // a column at a time rather than a row at a time.
+    let obstacles = &mut *out.obstacles;
+    let seeing = &table.seeing_rows[..];
+    let mut columns = [0u128; 9];
+    for (c, column) in columns.iter_mut().enumerate() {
+        let ox = c as i32 - SPAN;
+        let first = grid.row_index(target.x + ox, target.y + Y_LOW);
+        let here_rows: &[u64; ROWS_Y] = (grid.rows[first..first + ROWS_Y].try_into())
+            .expect("the grid is padded to every standing offset");
+        let inside_rows: &[u64; ROWS_Y] = (grid.inside[first..first + ROWS_Y].try_into())
+            .expect("the grid is padded to every standing offset");
+        let mut below = window(here_rows[0], target.z);
+        obstacles.set_row(c * ROWS_Y, below);
+        for k in 1..ROWS_Y {
+            let here = window(here_rows[k], target.z);
+            obstacles.set_row(c * ROWS_Y + k, here);
+            // The standing row below: its cells inside and free, with this row
+            // free above them.
+            let row = c * 9 + k - 1;
+            let bits = window(inside_rows[k - 1], target.z)
+                & !below
+                & !here
+                & u64::from(seeing[row][usize::from(usable)]);
+            *column |= u128::from(bits) << (9 * (k - 1));
+            below = here;
+        }
+    }
+    // All 729 standing offsets as one set, visited a word at a time.
     let mut standing = [0u64; NUM_EYES.div_ceil(64) + 1];
-    for ox in -SPAN..=SPAN {
-        for oy in Y_LOW..=Y_HIGH {
-            let r = row_of(ox, oy);
-            let row = (ox + SPAN) as usize * 9 + (oy - Y_LOW) as usize;
-            let seeing =
-                BitIter(u64::from(usable)).fold(0, |acc, face| acc | table.facing_rows[row][face]);
-            let mut bits = row_inside[r] & !row_obstacles[r] & !row_obstacles[r + 1] & seeing;
-            if ox == 0 && skipped.contains(&oy) {
-                bits &= !(1 << SPAN);
-            }
-            let first = row * 9;
-            let wide = u128::from(bits) << (first % 64);
-            standing[first / 64] |= wide as u64;
-            standing[first / 64 + 1] |= (wide >> 64) as u64;
+    for (c, &column) in columns.iter().enumerate() {
+        let (word, shift) = (c * 81 / 64, c * 81 % 64);
+        let low = column << shift;
+        standing[word] |= low as u64;
+        standing[word + 1] |= (low >> 64) as u64;
+        if shift != 0 {
+            standing[word + 2] |= (column >> (128 - shift)) as u64;
         }
     }
 
@@ -939,7 +998,7 @@ pub(super) fn search_into<W: SearchWorld>(
             } else {
                 &class_eyes[usize::from(slot)]
             };
-            let mut points = rays.certain & usable_rays & !rays.blocked(&obstacles);
+            let mut points = rays.certain & usable_rays & !rays.blocked(obstacles);
             if rays.walk & usable_rays != 0 {
                 points |= walk_rays(world, kind, target, eye, rays.walk & usable_rays);
             }
