@@ -240,12 +240,11 @@ const SPREAD_BYTE: [u64; 256] = {
 /// search tests them voxel by voxel with no branch that depends on the
 /// obstacles. Rays are numbered as candidates are, bit `9 * face + k`.
 #[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
 struct EyeRays {
     /// Cells of [`ObstacleBytes`]; unused entries hold [`NEVER_AN_OBSTACLE`] (and
     /// no rays).
     voxels: [u16; VOXELS_PER_EYE],
-    /// The rays that enter each voxel.
-    rays: [u64; VOXELS_PER_EYE],
     /// The rays in reach whose voxels are tabulated here.
     certain: u64,
     /// The rays too close to a tie to tabulate, walked exactly.
@@ -253,6 +252,9 @@ struct EyeRays {
     /// Entries in use: testing only those costs a mispredicted loop exit now and
     /// then but saves half the work of a padded list.
     used: u8,
+    /// The rays that enter each voxel: after the fields every search reads, so
+    /// that an offset's first cache line holds them and its first few voxels' rays.
+    rays: [u64; VOXELS_PER_EYE],
 }
 
 impl EyeRays {
