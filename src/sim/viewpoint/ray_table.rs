@@ -987,10 +987,10 @@ pub(super) fn search_into<W: SearchWorld>(
     if groups.len() < NUM_EYES {
         groups.resize(NUM_EYES, (0, 0));
     }
-    let (mut len, mut num_groups) = (0, 0);
+    let mut num_groups = 0;
     for (w, &word) in standing.iter().enumerate() {
         for bit in BitIter(word) {
-            if len != 0 {
+            if num_groups != 0 {
                 meanwhile.run_some();
             }
             let eye = w * 64 + bit;
@@ -1004,15 +1004,17 @@ pub(super) fn search_into<W: SearchWorld>(
             if rays.walk & usable_rays != 0 {
                 points |= walk_rays(world, kind, target, eye, rays.walk & usable_rays);
             }
-            len += points.count_ones() as usize;
             // Written whether or not it has any, kept only if it has.
             groups[num_groups] = (eye as u16, points);
             num_groups += usize::from(points != 0);
         }
     }
+    // Counted once the loop is done, and only where there are any.
+    out.len = (groups[..num_groups].iter())
+        .map(|&(_, points)| points.count_ones() as usize)
+        .sum();
     out.groups = groups;
     out.num_groups = num_groups;
-    out.len = len;
     true
 }
 
