@@ -25,7 +25,9 @@
 //! word at a time. Setting up a search has no branch on where the world ends:
 //! [`ObstacleRows`] pads the world with free rows, and the standing cells of each
 //! x offset come from its ten rows and one load per row from a table of the
-//! z offsets that see each set of usable faces. A caller can give the search independent work to run between
+//! z offsets that see each set of usable faces. A search ends before its loop
+//! when no ray can reach a click point's cell: every ray enters that cell from a
+//! free neighbour or starts in it. A caller can give the search independent work to run between
 //! standing positions ([`super::Meanwhile`]): the env seeds the generator that picks
 //! among the candidates there.
 
@@ -738,6 +740,31 @@ impl ObstacleRows {
         self.rows[self.row_index(cell.x, cell.y)] >> cell.z & 1 != 0
     }
 
+    /// Whether some face neighbour of `cell` other than `except` is free: inside
+    /// the world and no obstacle, or above it. A ray's last voxel is entered from
+    /// such a cell (or the ray starts in it), so a cell with none cannot be seen.
+    fn has_free_neighbour(&self, cell: Cell, except: Cell) -> bool {
+        let size = self.size;
+        [
+            [-1, 0, 0],
+            [1, 0, 0],
+            [0, -1, 0],
+            [0, 1, 0],
+            [0, 0, -1],
+            [0, 0, 1],
+        ]
+        .iter()
+        .any(|[dx, dy, dz]| {
+            let m = Cell::new(cell.x + dx, cell.y + dy, cell.z + dz);
+            m != except
+                    && (0..size.width as i32).contains(&m.x)
+                    && (0..size.depth as i32).contains(&m.z)
+                    && m.y >= 0
+                    // Rows above the world are padding: free.
+                    && !self.is_obstacle(m)
+        })
+    }
+
     /// The rows, if they describe a world of this size.
     fn for_size(&self, size: WorldSize) -> Option<&Self> {
         (self.size == size && !self.rows.is_empty()).then_some(self)
@@ -924,14 +951,21 @@ pub(super) fn search_into<W: SearchWorld>(
             }
             let ok = match kind {
                 Interaction::Place => !world.is_air(n[0], n[1], n[2]),
-                Interaction::Break => !grid.is_obstacle(neighbour),
+                // The walk ends in the neighbour, entering it from one of its
+                // own neighbours (never the target, a block) or starting in it.
+                Interaction::Break => {
+                    !grid.is_obstacle(neighbour) && grid.has_free_neighbour(neighbour, target)
+                }
             };
             if ok {
                 usable |= 1 << (2 * axis as u8 + side);
             }
         }
     }
-    if usable == 0 {
+    // A ray to a click point inside the target enters it from a free neighbour
+    // (the voxel before the last is entered and tested, or is the eye's own free
+    // cell; the eye is never in the target itself).
+    if usable == 0 || (kind == Interaction::Place && !grid.has_free_neighbour(target, target)) {
         return true;
     }
     let usable_rays =
@@ -1248,6 +1282,25 @@ mod tests {
             }
         }
         assert!(compared > 100_000, "{compared} rays compared");
+    }
+
+    #[test]
+    fn free_neighbours_are_inside_or_above_the_world() {
+        let size = WorldSize::new(3, 3, 3);
+        let mut rows = ObstacleRows::default();
+        // Everything solid but the centre.
+        let centre = size.index(Cell::new(1, 1, 1)).get();
+        rows.rebuild(size, |i| i != centre);
+        let none = Cell::new(-9, -9, -9);
+        // A corner's neighbours are blocks or outside the world.
+        assert!(!rows.has_free_neighbour(Cell::new(0, 0, 0), none));
+        // The centre's neighbours are blocks; the blocks beside it see it.
+        assert!(!rows.has_free_neighbour(Cell::new(1, 1, 1), none));
+        assert!(rows.has_free_neighbour(Cell::new(0, 1, 1), none));
+        assert!(!rows.has_free_neighbour(Cell::new(0, 1, 1), Cell::new(1, 1, 1)));
+        // Above the top is free; beside the world is not.
+        assert!(rows.has_free_neighbour(Cell::new(0, 2, 0), none));
+        assert!(!rows.has_free_neighbour(Cell::new(0, 2, 0), Cell::new(0, 3, 0)));
     }
 
     #[test]
