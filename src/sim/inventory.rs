@@ -50,7 +50,9 @@ impl Inventory {
     /// How many blocks of each id the player holds (summed over slots).
     pub fn counts(&self) -> [i32; NUM_BLOCKS] {
         let mut counts = [0; NUM_BLOCKS];
-        for slot in &self.slots {
+        // Empty slots add nothing: skipping them also saves chaining each add to
+        // the store before it (they all share one id).
+        for slot in self.slots.iter().filter(|slot| slot.count != 0) {
             if let Some(c) = counts.get_mut(usize::from(slot.block.0)) {
                 *c += slot.count;
             }
