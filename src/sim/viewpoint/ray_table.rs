@@ -27,7 +27,9 @@
 //! x offset come from its ten rows and one load per row from a table of the
 //! z offsets that see each set of usable faces. A search ends before its loop
 //! when no ray can reach a click point's cell: every ray enters that cell from a
-//! free neighbour or starts in it. A caller can give the search independent work to run between
+//! free neighbour or starts in it.
+//!
+//! A caller can give the search independent work to run between
 //! standing positions ([`super::Meanwhile`]): the env seeds the generator that picks
 //! among the candidates there.
 
@@ -813,8 +815,9 @@ pub struct CandidateSet {
     num_groups: usize,
     listed: Vec<Candidate>,
     len: usize,
-    /// The last search's neighbourhood, kept to save clearing a new one.
-    obstacles: Box<ObstacleBytes>,
+    /// The last search's neighbourhood, kept to save clearing a new one (none
+    /// until a search needs one, so that an empty set allocates nothing).
+    obstacles: Option<Box<ObstacleBytes>>,
 }
 
 impl CandidateSet {
@@ -974,9 +977,8 @@ pub(super) fn search_into<W: SearchWorld>(
     // The neighbourhood's obstacles (every row written, from the padded grid: cells
     // outside the world are free), and in the same pass the standing cells
     // (inside, air, with air or the sky above) that see a usable face: per x
-    // offset, one set of its 81 standing offsets, so that the loop over them ends
-    // a column at a time rather than a row at a time.
-    let obstacles = &mut *out.obstacles;
+    // offset, one set of its 81 standing offsets.
+    let obstacles = &mut **out.obstacles.get_or_insert_with(Box::default);
     let seeing = &table.seeing_rows[..];
     let mut columns = [0u128; 9];
     for (c, column) in columns.iter_mut().enumerate() {
@@ -1002,7 +1004,8 @@ pub(super) fn search_into<W: SearchWorld>(
             below = here;
         }
     }
-    // All 729 standing offsets as one set, visited a word at a time.
+    // All 729 standing offsets as one set, visited a word at a time, so that the
+    // loop over them ends a word at a time rather than a row at a time.
     let mut standing = [0u64; NUM_EYES.div_ceil(64) + 1];
     for (c, &column) in columns.iter().enumerate() {
         let (word, shift) = (c * 81 / 64, c * 81 % 64);
