@@ -118,6 +118,16 @@ pub struct Cell {
     pub z: i32,
 }
 
+/// Offsets of a cell's six face neighbours: -x, +x, -y, +y, -z, +z.
+pub const FACE_OFFSETS: [(i32, i32, i32); 6] = [
+    (-1, 0, 0),
+    (1, 0, 0),
+    (0, -1, 0),
+    (0, 1, 0),
+    (0, 0, -1),
+    (0, 0, 1),
+];
+
 impl Cell {
     /// A cell from its coordinates.
     pub const fn new(x: i32, y: i32, z: i32) -> Self {
@@ -128,6 +138,12 @@ impl Cell {
     #[inline]
     pub const fn offset(self, dx: i32, dy: i32, dz: i32) -> Self {
         Self::new(self.x + dx, self.y + dy, self.z + dz)
+    }
+
+    /// The six cells sharing a face with this one, in [`FACE_OFFSETS`] order.
+    #[inline]
+    pub fn face_neighbours(self) -> [Self; 6] {
+        FACE_OFFSETS.map(|(dx, dy, dz)| self.offset(dx, dy, dz))
     }
 
     /// The cell directly above.

@@ -8,7 +8,7 @@
 use super::action::{ActionType, FlatLayout};
 use super::block::{BlockId, NUM_BLOCKS};
 use super::config::Abilities;
-use super::coords::{Cell, CellIndex, WorldSize};
+use super::coords::{Cell, CellIndex, FACE_OFFSETS, WorldSize};
 use super::obs::{CURRENT_PLAYER, NO_ONE, Observation, WorldChannel};
 use super::viewpoint::{self, CellSet, Interaction, REACH, SearchWorld};
 
@@ -392,15 +392,15 @@ fn compute_inner(
 }
 
 /// A cell and its six face neighbours, as offsets.
-const NEIGHBOURHOOD: [(i32, i32, i32); 7] = [
-    (0, 0, 0),
-    (-1, 0, 0),
-    (1, 0, 0),
-    (0, -1, 0),
-    (0, 1, 0),
-    (0, 0, -1),
-    (0, 0, 1),
-];
+const NEIGHBOURHOOD: [(i32, i32, i32); 7] = {
+    let mut offsets = [(0, 0, 0); 7];
+    let mut k = 0;
+    while k < 6 {
+        offsets[k + 1] = FACE_OFFSETS[k];
+        k += 1;
+    }
+    offsets
+};
 
 /// Most changed cells an incremental update handles before recomputing everything.
 const MAX_CHANGED: usize = 32;
@@ -520,8 +520,7 @@ impl MaskCache {
                         gains |= NEAR_GAINS_FREE;
                     }
                     self.near[j] |= NEAR_SELF;
-                    for (dx, dy, dz) in &NEIGHBOURHOOD[1..] {
-                        let n = c.offset(*dx, *dy, *dz);
+                    for n in c.face_neighbours() {
                         if size.contains(n) {
                             self.near[size.index(n).get()] |= gains;
                         }

@@ -747,17 +747,7 @@ impl ObstacleRows {
     /// such a cell (or the ray starts in it), so a cell with none cannot be seen.
     fn has_free_neighbour(&self, cell: Cell, except: Cell) -> bool {
         let size = self.size;
-        [
-            [-1, 0, 0],
-            [1, 0, 0],
-            [0, -1, 0],
-            [0, 1, 0],
-            [0, 0, -1],
-            [0, 0, 1],
-        ]
-        .iter()
-        .any(|[dx, dy, dz]| {
-            let m = Cell::new(cell.x + dx, cell.y + dy, cell.z + dz);
+        cell.face_neighbours().into_iter().any(|m| {
             m != except
                     && (0..size.width as i32).contains(&m.x)
                     && (0..size.depth as i32).contains(&m.z)
