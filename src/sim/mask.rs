@@ -934,16 +934,7 @@ mod tests {
                         continue;
                     }
                     let block = blocks[i];
-                    let solid_neighbour = [
-                        (-1, 0, 0),
-                        (1, 0, 0),
-                        (0, -1, 0),
-                        (0, 1, 0),
-                        (0, 0, -1),
-                        (0, 0, 1),
-                    ]
-                    .into_iter()
-                    .any(|(dx, dy, dz)| {
+                    let solid_neighbour = FACE_OFFSETS.into_iter().any(|(dx, dy, dz)| {
                         inside(x + dx, y + dy, z + dz) && blocks[idx(x + dx, y + dy, z + dz)] != 0
                     });
                     if block == 0
