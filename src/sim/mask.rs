@@ -124,12 +124,7 @@ fn compute_inner(
 
     // The reference keeps the x and z of the last marked cell in C order and the
     // lowest marked y.
-    // Teleporting, the observer's position matters to no entry.
-    let player = if teleportation {
-        None
-    } else {
-        find_player(size, world.markers)
-    };
+    let player = observer_position(size, world.markers, teleportation);
     if player.is_none() && !teleportation {
         out.fill(false);
         return (counts, 0);
@@ -477,11 +472,7 @@ impl MaskCache {
         let blocks = obs.channel(WorldChannel::CurrentBlocks);
         let markers = obs.channel(WorldChannel::PlayerLocations);
         let key = Some((size, abilities, layout.len(), line_of_sight));
-        let player = if abilities.teleportation {
-            None
-        } else {
-            find_player(size, markers)
-        };
+        let player = observer_position(size, markers, abilities.teleportation);
         let reusable = self.key == key
             // Walking masks need the observer's position (and keep it); teleporting
             // ones do not depend on it.
@@ -647,6 +638,20 @@ pub fn nth_valid(mask: &[bool], mut k: usize) -> Option<usize> {
         k -= here;
     }
     None
+}
+
+/// The observer's position where an entry can depend on it: none when
+/// teleporting (every use of it is guarded by walking), else [`find_player`].
+fn observer_position(
+    size: WorldSize,
+    markers: &[u8],
+    teleportation: bool,
+) -> Option<(i32, i32, i32)> {
+    if teleportation {
+        None
+    } else {
+        find_player(size, markers)
+    }
 }
 
 /// The observer's position as the reference finds it: x and z of the last cell
