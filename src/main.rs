@@ -4,6 +4,7 @@ use clap::Parser;
 use mbag::cli::Cli;
 
 fn main() -> ExitCode {
+    mbag::nn::allocator::keep_freed_memory();
     match Cli::parse().run() {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

@@ -113,7 +113,8 @@ impl NetworkKind {
     pub fn option_keys(self) -> &'static [&'static str] {
         match self {
             Self::Bc => &["temperature", "argmax"],
-            Self::Pikl | Self::AssistanceZero => &["sims", "temperature", "argmax"],
+            Self::Pikl => &["sims", "temperature", "argmax"],
+            Self::AssistanceZero => &["sims", "temperature", "argmax", "oracle_goal"],
         }
     }
 }
@@ -153,6 +154,13 @@ impl SpecOptions {
         self.get("argmax").and_then(|v| v.parse().ok())
     }
 
+    /// Whether an assistant plans with the true goal from its observation instead
+    /// of its goal head's prediction (`oracle_goal`): the upper bound that tells a
+    /// weak search from a weak goal prediction. Needs a goal-visible seat.
+    pub fn oracle_goal(&self) -> Option<bool> {
+        self.get("oracle_goal").and_then(|v| v.parse().ok())
+    }
+
     /// Sets `key` to `value` (unchecked; [`SpecOptions::validate`] checks).
     pub fn set(&mut self, key: &str, value: impl ToString) {
         self.0.insert(key.to_owned(), value.to_string());
@@ -173,14 +181,14 @@ impl SpecOptions {
                 "temperature" => value
                     .parse::<f64>()
                     .is_ok_and(|t| t.is_finite() && t >= 0.0),
-                "argmax" => value.parse::<bool>().is_ok(),
+                "argmax" | "oracle_goal" => value.parse::<bool>().is_ok(),
                 _ => true,
             };
             if !ok {
                 let expected = match key {
                     "sims" => "a positive integer",
                     "temperature" => "a non-negative number",
-                    "argmax" => "true or false",
+                    "argmax" | "oracle_goal" => "true or false",
                     _ => "a value",
                 };
                 return Err(format!("option {key}={value:?} must be {expected}"));

@@ -71,7 +71,8 @@ Agent specs:
   az:PATH          AssistanceZero assistant (network + MCTS)
   none             no assistant: the human plays alone in a 1-player env (\"human alone\")
   Network specs take options: az:PATH?sims=20&temperature=0.3 (keys: sims, temperature,
-  argmax). Network agents are not built in yet and are reported as unsupported.
+  argmax; az also oracle_goal=true: plan with the true goal instead of the goal head's
+  prediction, the upper bound of what the search can do).
 
 Goals (--goals):
   paper            the human-study pipeline on the CraftAssist test houses (default)

@@ -238,6 +238,18 @@ impl NetworkAgents for ServiceAgents {
                 if let Some(argmax) = options.argmax() {
                     search.argmax_tree_policy = argmax;
                 }
+                if options.oracle_goal() == Some(true) {
+                    if !config.players[player].goal_visible {
+                        return Err(AgentSpecError::Network {
+                            spec: spec(),
+                            message: format!(
+                                "oracle_goal needs the goal in player {player}'s observation, \
+                                 but the env hides it (goal_visible is false)"
+                            ),
+                        });
+                    }
+                    search.use_goal_predictor = false;
+                }
                 Box::new(SearchAgent::new(evaluator, config, player, los, search))
             }
         })

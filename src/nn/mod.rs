@@ -33,6 +33,7 @@
 //!   "-C", "link-arg=-ltorch_cuda", "-C", "link-arg=-Wl,--as-needed"` to the
 //!   rustflags in `.cargo/config.toml`.
 
+pub mod allocator;
 mod config;
 mod error;
 mod evaluator;
