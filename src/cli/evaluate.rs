@@ -77,6 +77,9 @@ Agent specs:
 Goals (--goals):
   paper            the human-study pipeline on the CraftAssist test houses (default)
   paper_train      the same on the training houses
+  held_out         the human-study pipeline on every house of ../shared/data/houses (CraftAssist,
+                   GrabCraft, prismarine-schematic), or of --houses DIR; never trained on
+  procedural_house random procedural houses placed on the ground (what training should use)
   basic, tutorial, simple_overhang, random, ...   a simulator generator with its defaults
   FILE.json        {\"goal_generator\": NAME, \"goal_generator_config\": {...}}, as in env configs
 
@@ -106,8 +109,9 @@ pub struct EvaluateArgs {
     /// Where goals come from (see below).
     #[arg(long, value_name = "GENERATOR", default_value = "paper")]
     pub goals: String,
-    /// Folder of CraftAssist houses for the `paper` goals [default:
-    /// ../shared/data/houses/craftassist].
+    /// Folder of houses: CraftAssist ones for the `paper` goals [default:
+    /// ../shared/data/houses/craftassist], any collection (searched with its
+    /// subfolders) for `held_out` [default: ../shared/data/houses].
     #[arg(long, value_name = "DIR")]
     pub houses: Option<PathBuf>,
     /// MCTS simulations per move for pikl/az specs that do not set `?sims=` (the
@@ -177,17 +181,19 @@ fn goal_config(args: &EvaluateArgs) -> anyhow::Result<GoalConfig> {
     goal_config_named(&args.goals, args.houses.as_deref())
 }
 
-/// The goal generator `name` (`paper`, `paper_train`, a generator name or a
-/// `.json` file), with CraftAssist houses from `houses` for the paper's goals.
+/// The goal generator `name` (`paper`, `paper_train`, `held_out`,
+/// `procedural_house`, a generator name or a `.json` file), with houses from
+/// `houses` for the paper's and the held-out goals.
 pub(crate) fn goal_config_named(
     name: &str,
     houses: Option<&std::path::Path>,
 ) -> anyhow::Result<GoalConfig> {
-    let houses = || {
+    let houses_or = |default: &str| {
         houses
             .map(std::path::Path::to_owned)
-            .unwrap_or_else(|| super::shared_dir().join("data/houses/craftassist"))
+            .unwrap_or_else(|| super::shared_dir().join(default))
     };
+    let houses = || houses_or("data/houses/craftassist");
     let study = |subset: Subset| -> anyhow::Result<GoalConfig> {
         let dir = houses();
         anyhow::ensure!(
@@ -200,6 +206,16 @@ pub(crate) fn goal_config_named(
     match name {
         "paper" => study(Subset::Test),
         "paper_train" => study(Subset::Train),
+        "held_out" => {
+            let dir = houses_or("data/houses");
+            anyhow::ensure!(
+                dir.is_dir(),
+                "--goals held_out needs a folder of houses, not found at {} (use --houses DIR)",
+                dir.display()
+            );
+            Ok(GoalConfig::held_out(&dir))
+        }
+        "procedural_house" => Ok(GoalConfig::procedural_houses(Default::default())),
         _ if name.ends_with(".json") => {
             let text = fs::read_to_string(name).with_context(|| format!("reading {name}"))?;
             let value: Value =
@@ -213,7 +229,10 @@ pub(crate) fn goal_config_named(
             )?)
         }
         _ => GoalConfig::from_env(name, &json!({})).with_context(|| {
-            format!("--goals {name}: not paper, paper_train, a generator name or a .json file")
+            format!(
+                "--goals {name}: not paper, paper_train, held_out, procedural_house, a generator \
+                 name or a .json file"
+            )
         }),
     }
 }

@@ -4,6 +4,7 @@ mod bench;
 mod daemon;
 mod demo;
 mod evaluate;
+mod goals;
 mod malmo;
 mod nn;
 mod plot;
@@ -70,6 +71,12 @@ pub enum Command {
     ///
     /// Example: mbag evaluate --human heuristic:lowest_block --assistant none --episodes 20
     Evaluate(evaluate::EvaluateArgs),
+    /// Goal generators: statistics of their goals side by side (block shares, fill
+    /// ratio, height profile), and goals drawn as text.
+    ///
+    /// Examples: mbag goals stats --goals procedural_house --goals held_out --count 200; mbag goals show --goals procedural_house --count 2
+    #[command(subcommand)]
+    Goals(goals::GoalsCommand),
     /// Measure speed against the reference's figures, printing ratios.
     ///
     /// Example: mbag bench env --reps 3
@@ -119,6 +126,7 @@ impl Cli {
             Command::Record(args) => daemon::record(args),
             Command::Watch(args) => daemon::watch(args),
             Command::Evaluate(args) => evaluate::run(args),
+            Command::Goals(command) => goals::run(command),
             Command::Bench(command) => bench::run(command),
             Command::Malmo(command) => malmo::run(command),
             Command::Nn(command) => nn::run(command),

@@ -216,3 +216,41 @@ fn torch_threads_are_set_and_zero_is_refused() {
         );
     }
 }
+
+#[test]
+fn goals_stats_puts_procedural_and_held_out_houses_side_by_side() {
+    let output = mbag(&["goals", "stats", "--count", "10", "--seed", "1"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let header = stdout.lines().nth(1).unwrap();
+    assert!(
+        header.contains("procedural_house") && header.contains("held_out"),
+        "{stdout}"
+    );
+    for row in ["share planks", "fill ratio", "layer y=7"] {
+        assert!(stdout.contains(row), "{row}: {stdout}");
+    }
+    let output = mbag(&["goals", "show", "--goals", "held_out", "--seed", "2"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("y=0"),
+        "{stdout}"
+    );
+    let output = mbag(&[
+        "goals",
+        "stats",
+        "--goals",
+        "held_out",
+        "--houses",
+        "/nonexistent",
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !output.status.success() && stderr.contains("--houses"),
+        "{stderr}"
+    );
+}

@@ -17,7 +17,11 @@ use serde_json::{Map, Value};
 
 use super::area_sample::{AreaSample, AreaSampleConfig};
 use super::components::Connectivity;
-use super::dataset::{CraftAssist, DEFAULT_CRAFTASSIST_DIR, DEFAULT_GRABCRAFT_DIR, Grabcraft};
+use super::dataset::{
+    CraftAssist, DEFAULT_CRAFTASSIST_DIR, DEFAULT_GRABCRAFT_DIR, DEFAULT_HOUSES_DIR, Grabcraft,
+    HouseFiles,
+};
+use super::house::{ProceduralHouse, ProceduralHouseConfig};
 use super::seam_carve::{SeamCarve, SeamCarveConfig};
 use super::simple::{Basic, RandomConfig, RandomGoal, SetGoal, SimpleOverhang, Tutorial};
 use super::transform::{
@@ -40,6 +44,10 @@ pub const GENERATOR_NAMES: [&str; 7] = [
     "set_goal",
 ];
 
+/// The generators mbag adds to the reference's: procedural houses to train on, and
+/// every house file of a folder (the held-out evaluation houses).
+pub const MBAG_GENERATOR_NAMES: [&str; 2] = ["procedural_house", "house_files"];
+
 /// The transform names, as the reference registers them.
 pub const TRANSFORM_NAMES: [&str; 14] = [
     "single_cc_filter",
@@ -57,6 +65,9 @@ pub const TRANSFORM_NAMES: [&str; 14] = [
     "area_sample",
     "seam_carve",
 ];
+
+/// `area_sample`'s largest scaling factor in [`GoalConfig::held_out`].
+pub const HELD_OUT_MAX_SCALING: f64 = 4.0;
 
 /// The name under which the reference's env config refers to a transformed generator.
 pub const TRANSFORMED_NAME: &str = "TransformedGoalGenerator";
@@ -149,6 +160,22 @@ impl Default for GrabcraftConfig {
     }
 }
 
+/// Configuration of the `house_files` generator.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HouseFilesConfig {
+    /// The directory searched (with its subdirectories) for house files.
+    pub data_dir: PathBuf,
+}
+
+impl Default for HouseFilesConfig {
+    fn default() -> Self {
+        Self {
+            data_dir: PathBuf::from(DEFAULT_HOUSES_DIR),
+        }
+    }
+}
+
 /// A base goal generator.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GeneratorConfig {
@@ -166,6 +193,10 @@ pub enum GeneratorConfig {
     CraftAssist(CraftAssistConfig),
     /// `grabcraft`.
     Grabcraft(GrabcraftConfig),
+    /// `procedural_house` (mbag's).
+    ProceduralHouse(ProceduralHouseConfig),
+    /// `house_files` (mbag's).
+    HouseFiles(HouseFilesConfig),
 }
 
 /// A goal transform.
@@ -269,6 +300,15 @@ impl GeneratorConfig {
             "random" => Self::Random(parse(what, config)?),
             "craftassist" => Self::CraftAssist(parse(what, config)?),
             "grabcraft" => Self::Grabcraft(parse(what, config)?),
+            "procedural_house" => {
+                let c: ProceduralHouseConfig = parse(what, config)?;
+                c.validate().map_err(|message| ConfigError::Invalid {
+                    what: what(),
+                    message,
+                })?;
+                Self::ProceduralHouse(c)
+            }
+            "house_files" => Self::HouseFiles(parse(what, config)?),
             "set_goal" => {
                 #[derive(Deserialize)]
                 #[serde(deny_unknown_fields)]
@@ -290,7 +330,12 @@ impl GeneratorConfig {
             _ => {
                 return Err(ConfigError::UnknownGenerator {
                     name: name.to_owned(),
-                    known: GENERATOR_NAMES.join(", "),
+                    known: GENERATOR_NAMES
+                        .iter()
+                        .chain(&MBAG_GENERATOR_NAMES)
+                        .copied()
+                        .collect::<Vec<_>>()
+                        .join(", "),
                 });
             }
         })
@@ -312,6 +357,8 @@ impl GeneratorConfig {
                 c.house_id.as_deref(),
             )?),
             Self::Grabcraft(c) => Box::new(Grabcraft::load(&c.data_dir, &c.subset)?),
+            Self::ProceduralHouse(c) => Box::new(ProceduralHouse::new(c.clone())),
+            Self::HouseFiles(c) => Box::new(HouseFiles::load(&c.data_dir)?),
         })
     }
 }
@@ -468,43 +515,80 @@ impl GoalConfig {
     /// The paper's human-study goal pipeline on the CraftAssist houses of `subset` in
     /// `data_dir`.
     pub fn human_study_in(subset: Subset, data_dir: &Path) -> Self {
-        let eighteen = ConnectivityConfig {
-            connectivity: Connectivity::Eighteen,
-        };
         Self {
             generator: GeneratorConfig::CraftAssist(CraftAssistConfig {
                 data_dir: data_dir.to_owned(),
                 subset: subset.to_string(),
                 house_id: None,
             }),
+            transforms: Self::human_study_transforms(2.0),
+        }
+    }
+
+    /// Held-out evaluation houses: every house file under `data_dir` (any collection,
+    /// any subset; the shared folder holds seven) through the human-study chain, with
+    /// one change: `area_sample` may scale houses down by up to 4 (the reference's
+    /// default) instead of the paper's 2. With 2, four of the seven shared houses
+    /// are too large for the paper's 11x10x10 world after cropping (the two
+    /// prismarine houses, the large GrabCraft one and the 20-wide CraftAssist one)
+    /// and would never be drawn. Nothing trains on these houses: training draws
+    /// from [`GoalConfig::procedural_houses`].
+    pub fn held_out(data_dir: &Path) -> Self {
+        Self {
+            generator: GeneratorConfig::HouseFiles(HouseFilesConfig {
+                data_dir: data_dir.to_owned(),
+            }),
+            transforms: Self::human_study_transforms(HELD_OUT_MAX_SCALING),
+        }
+    }
+
+    /// Procedural houses placed as the human-study chain places real ones: at a
+    /// random x and z on the ground, with dirt around them in layer 0.
+    pub fn procedural_houses(config: ProceduralHouseConfig) -> Self {
+        Self {
+            generator: GeneratorConfig::ProceduralHouse(config),
             transforms: vec![
-                TransformConfig::LargestCc(eighteen),
-                TransformConfig::CropAir,
-                TransformConfig::CropLowDensityBottomLayers(DensityThreshold {
-                    density_threshold: 0.1,
-                }),
-                TransformConfig::MinSizeFilter(MinSizeFilterConfig {
-                    min_size: WorldSize::new(4, 4, 4),
-                }),
-                TransformConfig::AreaSample(AreaSampleConfig {
-                    max_scaling_factor: 2.0,
-                    interpolate: true,
-                    interpolation_order: 1,
-                    scale_y_independently: true,
-                    max_scaling_factor_ratio: 1.5,
-                    preserve_paths: true,
-                }),
-                TransformConfig::DensityFilter(DensityFilterConfig {
-                    min_density: 0.0,
-                    max_density: 1.0,
-                }),
                 TransformConfig::RandomlyPlace,
                 TransformConfig::AddGrass(AddGrassConfig {
                     mode: AddGrassMode::Surround,
                 }),
-                TransformConfig::SingleCcFilter(eighteen),
             ],
         }
+    }
+
+    /// The human-study transforms (ENV_SPEC 12.3) with `area_sample`'s largest
+    /// scaling factor.
+    fn human_study_transforms(max_scaling_factor: f64) -> Vec<TransformConfig> {
+        let eighteen = ConnectivityConfig {
+            connectivity: Connectivity::Eighteen,
+        };
+        vec![
+            TransformConfig::LargestCc(eighteen),
+            TransformConfig::CropAir,
+            TransformConfig::CropLowDensityBottomLayers(DensityThreshold {
+                density_threshold: 0.1,
+            }),
+            TransformConfig::MinSizeFilter(MinSizeFilterConfig {
+                min_size: WorldSize::new(4, 4, 4),
+            }),
+            TransformConfig::AreaSample(AreaSampleConfig {
+                max_scaling_factor,
+                interpolate: true,
+                interpolation_order: 1,
+                scale_y_independently: true,
+                max_scaling_factor_ratio: 1.5,
+                preserve_paths: true,
+            }),
+            TransformConfig::DensityFilter(DensityFilterConfig {
+                min_density: 0.0,
+                max_density: 1.0,
+            }),
+            TransformConfig::RandomlyPlace,
+            TransformConfig::AddGrass(AddGrassConfig {
+                mode: AddGrassMode::Surround,
+            }),
+            TransformConfig::SingleCcFilter(eighteen),
+        ]
     }
 
     /// Builds the generator: the base one wrapped by each transform in list order.
@@ -559,6 +643,56 @@ mod tests {
                 Connectivity::Eighteen
             ));
         }
+    }
+
+    #[test]
+    fn held_out_reads_all_seven_houses_and_draws_placed_goals() {
+        let config = GoalConfig::held_out(Path::new(DEFAULT_HOUSES_DIR));
+        let GeneratorConfig::HouseFiles(files) = &config.generator else {
+            panic!("{:?}", config.generator)
+        };
+        assert_eq!(HouseFiles::load(&files.data_dir).unwrap().houses().len(), 7);
+        // Only the scaling limit differs from the paper's chain.
+        let paper = GoalConfig::human_study(Subset::Test);
+        assert_eq!(config.transforms.len(), paper.transforms.len());
+        let mut generator = config.build().unwrap();
+        let mut rng = StdRng::seed_from_u64(3);
+        let size = WorldSize::new(9, 8, 8);
+        for _ in 0..10 {
+            let goal = generator.generate(size, &mut rng).unwrap();
+            assert_eq!(goal.size(), size);
+            assert!(super::super::transform::filter::is_single_cc(
+                &goal,
+                Connectivity::Eighteen
+            ));
+        }
+    }
+
+    #[test]
+    fn mbag_generators_parse_from_env_configs() {
+        let parsed = GoalConfig::from_env(
+            TRANSFORMED_NAME,
+            &json!({"goal_generator": "procedural_house",
+                "transforms": [{"transform": "randomly_place"}, {"transform": "add_grass"}]}),
+        )
+        .unwrap();
+        assert_eq!(
+            parsed,
+            GoalConfig::procedural_houses(ProceduralHouseConfig::default())
+        );
+        let files =
+            GoalConfig::from_env("house_files", &json!({"data_dir": "../shared/data/houses"}))
+                .unwrap();
+        assert_eq!(
+            files.generator,
+            GeneratorConfig::HouseFiles(HouseFilesConfig::default())
+        );
+        let err = GoalConfig::from_env("house_files", &json!({"dir": "x"})).unwrap_err();
+        assert!(err.to_string().contains("`dir`"), "{err}");
+        let err = GoalConfig::from_env("procedural_house", &json!({"roofs": {}})).unwrap_err();
+        assert!(err.to_string().contains("`roofs`"), "{err}");
+        let err = GoalConfig::from_env("houses", &json!({})).unwrap_err();
+        assert!(err.to_string().contains("procedural_house"), "{err}");
     }
 
     #[test]

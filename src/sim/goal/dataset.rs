@@ -28,6 +28,11 @@ use crate::sim::{BlockId, Blocks, NUM_BLOCKS, WorldSize};
 pub const DEFAULT_CRAFTASSIST_DIR: &str = "../shared/data/houses/craftassist";
 /// The default GrabCraft house directory, relative to the crate root.
 pub const DEFAULT_GRABCRAFT_DIR: &str = "../shared/data/houses/grabcraft";
+/// The default directory of all shared houses (one folder per collection), relative
+/// to the crate root.
+pub const DEFAULT_HOUSES_DIR: &str = "../shared/data/houses";
+/// The name of the collection index beside the house files, which is not a house.
+const INDEX_FILE: &str = "index.json";
 
 /// A house file or directory that could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -51,7 +56,7 @@ pub enum DatasetError {
     /// No house of the requested subset was found.
     #[error("no {collection} houses of subset {subset:?} in {dir}")]
     Empty {
-        /// The collection ("craftassist" or "grabcraft").
+        /// The collection ("craftassist", "grabcraft" or "house_files").
         collection: &'static str,
         /// The requested subset (and house id, if any).
         subset: String,
@@ -255,6 +260,63 @@ impl GoalGenerator for Grabcraft {
     }
 }
 
+/// `house_files`: a random house among every `mbag-house/1` file under a directory,
+/// whatever its collection (CraftAssist, GrabCraft, prismarine-schematic) or subset.
+/// Files are found in the directory and its subdirectories, sorted by path;
+/// `index.json` files are skipped, any other `.json` file must be a house.
+#[derive(Debug, Clone)]
+pub struct HouseFiles {
+    houses: Vec<House>,
+}
+
+impl HouseFiles {
+    /// Loads every house under `dir`.
+    pub fn load(dir: &Path) -> Result<Self, DatasetError> {
+        let mut files = Vec::new();
+        collect_house_files(dir, &mut files)?;
+        files.sort();
+        let houses = files
+            .iter()
+            .map(|path| load_house(path))
+            .collect::<Result<Vec<_>, _>>()?;
+        if houses.is_empty() {
+            return Err(DatasetError::Empty {
+                collection: "house_files",
+                subset: "any".to_owned(),
+                dir: dir.to_owned(),
+            });
+        }
+        Ok(Self { houses })
+    }
+
+    /// The loaded houses, in path order.
+    pub fn houses(&self) -> &[House] {
+        &self.houses
+    }
+}
+
+fn collect_house_files(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), DatasetError> {
+    let io = |source| DatasetError::Io {
+        path: dir.to_owned(),
+        source,
+    };
+    for entry in fs::read_dir(dir).map_err(io)? {
+        let path = entry.map_err(io)?.path();
+        if path.is_dir() {
+            collect_house_files(&path, files)?;
+        } else if path.extension().is_some_and(|e| e == "json") && file_name(&path) != INDEX_FILE {
+            files.push(path);
+        }
+    }
+    Ok(())
+}
+
+impl GoalGenerator for HouseFiles {
+    fn generate(&mut self, size: WorldSize, rng: &mut dyn RngCore) -> Result<Blocks, GoalError> {
+        choose_fitting("house_files", &self.houses, size, rng)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -297,6 +359,28 @@ mod tests {
             grabcraft.generate(WorldSize::new(4, 4, 4), &mut rng),
             Err(GoalError::NothingFits { .. })
         ));
+    }
+
+    #[test]
+    fn house_files_reads_every_collection() {
+        let all = HouseFiles::load(Path::new(DEFAULT_HOUSES_DIR)).unwrap();
+        let per_collection = |name: &str| {
+            all.houses()
+                .iter()
+                .filter(|h| h.path.parent().is_some_and(|p| p.ends_with(name)))
+                .count()
+        };
+        assert_eq!(all.houses().len(), 7);
+        assert_eq!(per_collection("craftassist"), 3);
+        assert_eq!(per_collection("grabcraft"), 2);
+        assert_eq!(per_collection("prismarine-schematic"), 2);
+        let viking = all
+            .houses()
+            .iter()
+            .find(|h| h.id.contains("viking"))
+            .unwrap();
+        assert_eq!(viking.blocks.size(), WorldSize::new(23, 25, 23));
+        assert_eq!(viking.blocks.count_non_air(), 2430);
     }
 
     #[test]

@@ -18,8 +18,10 @@ pub mod config;
 pub mod dataset;
 pub mod fill;
 pub mod grid;
+pub mod house;
 pub mod seam_carve;
 pub mod simple;
+pub mod stats;
 pub mod transform;
 
 use std::fmt;
@@ -30,6 +32,7 @@ use crate::sim::{Blocks, WorldSize};
 
 pub use config::{ConfigError, GeneratorConfig, GoalConfig, Subset, TransformConfig};
 pub use dataset::DatasetError;
+pub use house::{ProceduralHouse, ProceduralHouseConfig};
 
 /// How many candidates a rejection loop draws before giving up.
 pub const MAX_ATTEMPTS: usize = 10_000;
