@@ -104,9 +104,28 @@ pub struct BcArgs {
     /// time-boxed run; `--resume` continues it).
     #[arg(long)]
     pub stop_after: Option<u64>,
+    /// Stop after this many minutes of training in this invocation, checkpointing
+    /// first (the time before the first step, loading the data and the first
+    /// validation, is not counted); `--resume` continues it. For runs longer than
+    /// a session: run them in chunks.
+    #[arg(long, value_name = "MINUTES", value_parser = parse_minutes)]
+    pub time_limit: Option<std::time::Duration>,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+}
+
+/// A positive number of minutes, at most a week (absurd values are refused, not
+/// overflowed).
+fn parse_minutes(text: &str) -> Result<std::time::Duration, String> {
+    match text.parse::<f64>() {
+        Ok(m) if m > 0.0 && m <= 7.0 * 24.0 * 60.0 => {
+            Ok(std::time::Duration::from_secs_f64(m * 60.0))
+        }
+        _ => Err(format!(
+            "{text:?} is not a number of minutes between 0 and 10080 (a week)"
+        )),
+    }
 }
 
 /// Runs a training subcommand; returns the exit code.
@@ -130,6 +149,7 @@ fn run_bc(args: BcArgs) -> anyhow::Result<u8> {
         resume: args.resume,
         progress_bar: !args.quiet,
         stop_after: args.stop_after,
+        time_limit: args.time_limit,
     };
     let report = bc::train(&config, &options)
         .with_context(|| format!("training into {}", args.out.display()))?;

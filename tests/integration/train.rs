@@ -67,6 +67,7 @@ fn options(data: &Path, out: &Path) -> RunOptions {
         resume: false,
         progress_bar: false,
         stop_after: None,
+        time_limit: None,
     }
 }
 
@@ -385,4 +386,28 @@ fn loading_keeps_the_majority_setting_and_the_human_player() {
     assert!(ds.episodes.iter().all(|e| e.len() > 100));
     // Most targets are learnable (valid under the replayed masks).
     assert!(ds.stats.unlearnable_targets * 50 < ds.stats.steps);
+}
+
+/// A time limit already reached stops the run after its first step, with a
+/// checkpoint that `resume` continues to the planned end.
+#[test]
+fn a_time_limit_stops_at_the_next_step_and_resume_finishes() {
+    let data = tempfile::tempdir().unwrap();
+    let ids = convert("human_alone", 2, data.path());
+    let config = config(serde_json::json!({
+        "data": {"validation_episodes": [ids[1]]},
+        "max_steps": 3,
+        "batch_size": 32,
+    }));
+    let out = tempfile::tempdir().unwrap();
+    let mut first = options(data.path(), out.path());
+    first.time_limit = Some(std::time::Duration::from_nanos(1));
+    let a = bc::train(&config, &first).unwrap();
+    assert!(!a.finished);
+    assert_eq!(a.steps, 1);
+    let mut second = options(data.path(), out.path());
+    second.resume = true;
+    let b = bc::train(&config, &second).unwrap();
+    assert!(b.finished);
+    assert_eq!((b.steps, b.steps_this_run), (3, 2));
 }

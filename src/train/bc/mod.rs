@@ -52,6 +52,10 @@ pub struct RunOptions {
     /// Stop after this many optimizer steps in this invocation (checkpointing
     /// first), as if interrupted; for tests and time-boxed runs.
     pub stop_after: Option<u64>,
+    /// Stop (checkpointing first) at the first step that ends after this much
+    /// wall time in this invocation: runs longer than a working session go on in
+    /// chunks, each continued with `resume`.
+    pub time_limit: Option<std::time::Duration>,
 }
 
 /// Cross-entropy and accuracy, overall and per target group.
@@ -631,7 +635,10 @@ pub fn train(config: &BcConfig, options: &RunOptions) -> Result<BcReport, TrainE
         }
         let stop_now = options
             .stop_after
-            .is_some_and(|n| progress.step - start_step >= n);
+            .is_some_and(|n| progress.step - start_step >= n)
+            || options
+                .time_limit
+                .is_some_and(|limit| started.elapsed() >= limit);
         let validate_now = if config.validate_every == 0 {
             epoch_done
         } else {
