@@ -7,7 +7,9 @@ use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::bench::baseline::Baseline;
-use crate::bench::env::{ROLLOUTS, SCENARIOS, Timing, bench_goals, rollout, vecenv_throughput};
+use crate::bench::env::{
+    ROLLOUTS, SCENARIOS, Timing, bench_goals, median, rollout, vecenv_scaling,
+};
 use crate::bench::nn::{
     BenchModel, DirectTiming, MODELS, direct_time_of, load_model, observations, run_service,
     time_direct,
@@ -165,6 +167,16 @@ pub struct EnvBenchArgs {
     /// Environments in the vectorised-API measurement.
     #[arg(long, default_value_t = 64)]
     pub vec_envs: usize,
+    /// Threads of the vectorised-API measurement, against 1 [default: the
+    /// available cores].
+    #[arg(long, value_name = "N")]
+    pub vec_threads: Option<usize>,
+    /// Steps per round of the vectorised-API measurement.
+    #[arg(long, default_value_t = 100)]
+    pub vec_steps: usize,
+    /// Alternating rounds (1 thread, then all) of the vectorised-API measurement.
+    #[arg(long, default_value_t = 10)]
+    pub vec_rounds: usize,
     /// Run only these rollouts (comma-separated, e.g. `walk_uniform_los`), for
     /// profiling one of them; the table then shows only their scenarios.
     #[arg(long, value_delimiter = ',', value_name = "ROLLOUTS")]
@@ -178,16 +190,6 @@ pub fn run(command: BenchCommand) -> anyhow::Result<u8> {
         BenchCommand::Bridge(args) => bridge(&args),
         BenchCommand::Daemon(args) => daemon(&args),
         BenchCommand::Nn(args) => nn(&args),
-    }
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
     }
 }
 
@@ -343,17 +345,32 @@ fn env(args: EnvBenchArgs) -> anyhow::Result<u8> {
     println!();
 
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let vec_steps = (args.steps / 10).max(100);
-    let one = vecenv_throughput(args.vec_envs, 1, vec_steps, &houses)?;
-    let all = vecenv_throughput(args.vec_envs, cores, vec_steps, &houses)?;
+    let threads = args.vec_threads.unwrap_or(cores);
+    let scaling = vecenv_scaling(
+        args.vec_envs,
+        threads,
+        args.vec_steps,
+        args.vec_rounds,
+        &houses,
+    )?;
+    let one = median(&mut scaling.one.clone());
+    let all = median(&mut scaling.many.clone());
     let env_step_ref = baseline.median("uniform_valid_2p_walk_with_masks");
     println!(
-        "vectorised API, {} walking 2-player envs with masks: {:.0} env-steps/s on 1 thread, {:.0} on {} threads ({:.2}x){}",
+        "vectorised API, {} walking 2-player envs with masks, median of {} alternating rounds: {:.0} env-steps/s on 1 thread, {:.0} on {} threads ({:.2}x, per-round ratios {}){}",
         args.vec_envs,
+        args.vec_rounds,
         one,
         all,
-        cores,
-        all / one,
+        threads,
+        scaling.median_ratio(),
+        scaling
+            .many
+            .iter()
+            .zip(&scaling.one)
+            .map(|(m, o)| format!("{:.2}", m / o))
+            .collect::<Vec<_>>()
+            .join(" "),
         env_step_ref.map_or(String::new(), |r| format!(
             "; {:.0}x the reference's single env with masks",
             all / r
@@ -368,7 +385,7 @@ fn env(args: EnvBenchArgs) -> anyhow::Result<u8> {
             "reference": baseline.path,
             "results": results,
             "reset_with_goal_generation_s": {"min": reset_min, "median": reset_med, "reference_median": reset_ref},
-            "vecenv": {"envs": args.vec_envs, "threads": cores, "steps_per_s_1_thread": one, "steps_per_s_all_threads": all},
+            "vecenv": {"envs": args.vec_envs, "threads": threads, "steps_per_s_1_thread": one, "steps_per_s_all_threads": all, "median_round_ratio": scaling.median_ratio(), "rounds_1_thread": scaling.one, "rounds_all_threads": scaling.many},
         });
         std::fs::write(path, serde_json::to_string_pretty(&out)?)
             .with_context(|| format!("writing {}", path.display()))?;
