@@ -11,6 +11,9 @@
 //! | `az:PATH` | an AssistanceZero network with MCTS |
 //! | `none` | nobody: the seat is left empty |
 //!
+//! `az:PATH?sims=0` (or `pikl:`) searches nothing and samples the network's
+//! policy head alone, at `temperature` (1 unless given; `argmax=true` for 0).
+//!
 //! `PATH` is a model config JSON (e.g. `../shared/models/az_test_assistant.json`)
 //! whose weights lie next to it. A network spec may carry options after a `?`, as in
 //! a URL query: `az:PATH?sims=20&temperature=0.3`. Keys must be among the kind's
@@ -139,7 +142,8 @@ impl SpecOptions {
         self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
     }
 
-    /// MCTS simulations per move (`sims`), if given.
+    /// MCTS simulations per move (`sims`), if given. 0 means no search: the agent
+    /// samples its network's policy head, as a `bc:` agent does.
     pub fn sims(&self) -> Option<u32> {
         self.get("sims").and_then(|v| v.parse().ok())
     }
@@ -177,7 +181,7 @@ impl SpecOptions {
                 ));
             }
             let ok = match key {
-                "sims" => value.parse::<u32>().is_ok_and(|s| s > 0),
+                "sims" => value.parse::<u32>().is_ok(),
                 "temperature" => value
                     .parse::<f64>()
                     .is_ok_and(|t| t.is_finite() && t >= 0.0),
@@ -186,7 +190,7 @@ impl SpecOptions {
             };
             if !ok {
                 let expected = match key {
-                    "sims" => "a positive integer",
+                    "sims" => "a non-negative integer",
                     "temperature" => "a non-negative number",
                     "argmax" | "oracle_goal" => "true or false",
                     _ => "a value",
@@ -520,7 +524,7 @@ mod tests {
             ("ppo:x.json", "unknown kind \"ppo\""),
             ("az:", "needs a model config path"),
             ("az:m.json?sims", "not key=value"),
-            ("az:m.json?sims=0", "must be a positive integer"),
+            ("az:m.json?sims=-1", "must be a non-negative integer"),
             ("az:m.json?sims=5&sims=6", "given twice"),
             ("bc:m.json?sims=5", "no option \"sims\""),
             ("pikl:m.json?temperature=hot", "non-negative number"),

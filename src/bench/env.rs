@@ -259,21 +259,56 @@ pub fn rollout(
     Ok(timing)
 }
 
-/// Steps per second of the vectorised API: `num_envs` walking 2-player environments
-/// with no-line-of-sight masks computed on the workers and uniform actions chosen on
-/// the caller.
-pub fn vecenv_throughput(
+/// Throughput of the vectorised API on one thread and on many, measured in
+/// alternating rounds (see [`vecenv_scaling`]).
+#[derive(Clone, Debug)]
+pub struct VecEnvScaling {
+    /// Threads of the many-thread measurement.
+    pub threads: usize,
+    /// Env-steps per second of each round on one thread.
+    pub one: Vec<f64>,
+    /// Env-steps per second of each round on `threads` threads.
+    pub many: Vec<f64>,
+}
+
+impl VecEnvScaling {
+    /// The median of each round's ratio many/one: rounds side by side see the same
+    /// load from other processes, so this is steadier than a ratio of medians.
+    pub fn median_ratio(&self) -> f64 {
+        let mut ratios: Vec<f64> = self
+            .many
+            .iter()
+            .zip(&self.one)
+            .map(|(m, o)| m / o)
+            .collect();
+        median(&mut ratios)
+    }
+}
+
+/// The median of `values` (NaN for none).
+pub fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => values[n / 2],
+        _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
+}
+
+/// A vectorised env for the bench: `num_envs` walking 2-player environments with
+/// no-line-of-sight masks computed on the workers.
+fn bench_vecenv(
     num_envs: usize,
     num_threads: usize,
-    steps: usize,
     houses_dir: &std::path::Path,
-) -> Result<f64, GoalError> {
+) -> Result<VecEnv, GoalError> {
     let config = bench_config(2, false);
     // Build one generator per env up front so errors surface here.
     let mut generators = (0..num_envs)
         .map(|_| bench_goals(houses_dir).map(Some))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut vec_env = VecEnv::new(
+    Ok(VecEnv::new(
         &config,
         num_envs,
         num_threads,
@@ -288,18 +323,60 @@ pub fn vecenv_throughput(
             };
             Box::new(starter) as Box<dyn EpisodeStarter>
         },
-    );
-    let mut rng = StdRng::seed_from_u64(2);
-    let mut actions = vec![Action::NOOP; num_envs * 2];
+    ))
+}
+
+/// Steps `vec_env` `steps` times with uniform actions chosen on the caller;
+/// env-steps per second.
+fn time_vecenv(
+    vec_env: &mut VecEnv,
+    steps: usize,
+    rng: &mut StdRng,
+    actions: &mut [Action],
+) -> f64 {
     let start = Instant::now();
     for _ in 0..steps {
         vec_env.for_each(|i, slot| {
             for p in 0..2 {
-                let flat = sample_valid_quickly(&slot.masks[p], &mut rng);
+                let flat = sample_valid_quickly(&slot.masks[p], rng);
                 actions[i * 2 + p] = slot.env.layout().action(flat).expect("a flat index");
             }
         });
-        vec_env.step(&actions).expect("one action per player");
+        vec_env.step(actions).expect("one action per player");
     }
-    Ok((steps * num_envs) as f64 / start.elapsed().as_secs_f64())
+    (steps * vec_env.num_envs()) as f64 / start.elapsed().as_secs_f64()
+}
+
+/// Steps per second of the vectorised API on 1 and on `num_threads` threads:
+/// `num_envs` walking 2-player environments with no-line-of-sight masks computed
+/// on the workers and uniform actions chosen on the caller. Both are built first
+/// and then timed in `rounds` alternating rounds of `steps` steps (after one
+/// untimed round each), so that both see the same load from other processes.
+pub fn vecenv_scaling(
+    num_envs: usize,
+    num_threads: usize,
+    steps: usize,
+    rounds: usize,
+    houses_dir: &std::path::Path,
+) -> Result<VecEnvScaling, GoalError> {
+    let mut one = bench_vecenv(num_envs, 1, houses_dir)?;
+    let mut many = bench_vecenv(num_envs, num_threads, houses_dir)?;
+    let mut rng = StdRng::seed_from_u64(2);
+    let mut actions = vec![Action::NOOP; num_envs * 2];
+    time_vecenv(&mut one, steps, &mut rng, &mut actions);
+    time_vecenv(&mut many, steps, &mut rng, &mut actions);
+    let mut result = VecEnvScaling {
+        threads: num_threads,
+        one: Vec::with_capacity(rounds),
+        many: Vec::with_capacity(rounds),
+    };
+    for _ in 0..rounds {
+        result
+            .one
+            .push(time_vecenv(&mut one, steps, &mut rng, &mut actions));
+        result
+            .many
+            .push(time_vecenv(&mut many, steps, &mut rng, &mut actions));
+    }
+    Ok(result)
 }

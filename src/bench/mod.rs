@@ -3,4 +3,5 @@
 pub mod baseline;
 pub mod bridge;
 pub mod env;
+pub mod mcts;
 pub mod nn;

@@ -1,13 +1,17 @@
 //! `mbag bench ...`: speed against the reference, ratios printed in the same run.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::agents::spec::StandardAgents;
 use crate::bench::baseline::Baseline;
-use crate::bench::env::{ROLLOUTS, SCENARIOS, Timing, bench_goals, rollout, vecenv_throughput};
+use crate::bench::env::{
+    ROLLOUTS, SCENARIOS, Timing, bench_goals, median, rollout, vecenv_scaling,
+};
 use crate::bench::nn::{
     BenchModel, DirectTiming, MODELS, direct_time_of, load_model, observations, run_service,
     time_direct,
@@ -70,6 +74,70 @@ pub enum BenchCommand {
     ///
     /// mbag bench nn --models none --service-model paper --callers 16
     Nn(NnBenchArgs),
+    /// The AssistanceZero assistant's search: assistant moves per second and
+    /// simulations per second per model, device and simulation count, through the
+    /// code that plays (an `az:PATH?sims=N` spec: the search agent on the model's
+    /// inference service; `sims=0` is the policy head alone), with a human
+    /// model as player 0. Only the assistant's moves are timed, after one untimed
+    /// move. Then self-play (as `train assistant` plays it) on each model and
+    /// device: env steps/s and simulations/s.
+    ///
+    /// Models: `transformer` (az_test_assistant, trained), `small`
+    /// (paper_assistant_small, the paper's conv architecture at 16 channels) and
+    /// `paper` (paper_assistant_full, random weights: seconds per move on a CPU).
+    ///
+    /// Examples:
+    ///
+    /// mbag bench mcts
+    ///
+    /// mbag bench mcts --models transformer --sims 20,100 --seconds 10 --devices cpu,cuda
+    Mcts(MctsBenchArgs),
+}
+
+/// Arguments of `mbag bench mcts`.
+#[derive(Debug, Args)]
+pub struct MctsBenchArgs {
+    /// Models (transformer, small, paper).
+    #[arg(long, value_delimiter = ',', default_value = "transformer,small")]
+    pub models: Vec<String>,
+    /// Simulations per move (0: the policy head, no search).
+    #[arg(long, value_delimiter = ',', default_value = "0,1,10,20,100")]
+    pub sims: Vec<u32>,
+    /// Devices (cpu, cuda) [default: cpu, and cuda when available].
+    #[arg(long, value_delimiter = ',')]
+    pub devices: Vec<DeviceChoice>,
+    /// Seconds of assistant moves timed per row (at least --min-moves moves).
+    #[arg(long, default_value_t = 2.0)]
+    pub seconds: f64,
+    /// Fewest moves timed per row.
+    #[arg(long, default_value_t = 1)]
+    pub min_moves: u64,
+    /// The human (player 0); its moves are not timed.
+    #[arg(
+        long,
+        value_name = "SPEC",
+        default_value = "bc:../shared/models/bc_human_inf_blocks.json"
+    )]
+    pub human: crate::agents::spec::AgentSpec,
+    /// Goals (as `mbag evaluate --goals`).
+    #[arg(long, default_value = "paper_train")]
+    pub goals: String,
+    /// libtorch intra-op threads for the search rows [default on the CPU: the
+    /// cores; self-play uses 1, its threads filling the cores].
+    #[arg(long, value_name = "N", value_parser = super::torch_threads::parse)]
+    pub torch_threads: Option<usize>,
+    /// Self-play's simulations per move (0 skips self-play).
+    #[arg(long, default_value_t = 20)]
+    pub selfplay_sims: usize,
+    /// Self-play's environments.
+    #[arg(long, default_value_t = 4)]
+    pub selfplay_envs: usize,
+    /// Self-play's threads [default: the available cores].
+    #[arg(long)]
+    pub selfplay_threads: Option<usize>,
+    /// Self-play steps timed per environment (after one untimed step).
+    #[arg(long, default_value_t = 2)]
+    pub selfplay_steps: usize,
 }
 
 /// Arguments of `mbag bench nn`.
@@ -165,6 +233,16 @@ pub struct EnvBenchArgs {
     /// Environments in the vectorised-API measurement.
     #[arg(long, default_value_t = 64)]
     pub vec_envs: usize,
+    /// Threads of the vectorised-API measurement, against 1 [default: the
+    /// available cores].
+    #[arg(long, value_name = "N")]
+    pub vec_threads: Option<usize>,
+    /// Steps per round of the vectorised-API measurement.
+    #[arg(long, default_value_t = 100)]
+    pub vec_steps: usize,
+    /// Alternating rounds (1 thread, then all) of the vectorised-API measurement.
+    #[arg(long, default_value_t = 10)]
+    pub vec_rounds: usize,
     /// Run only these rollouts (comma-separated, e.g. `walk_uniform_los`), for
     /// profiling one of them; the table then shows only their scenarios.
     #[arg(long, value_delimiter = ',', value_name = "ROLLOUTS")]
@@ -178,16 +256,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<u8> {
         BenchCommand::Bridge(args) => bridge(&args),
         BenchCommand::Daemon(args) => daemon(&args),
         BenchCommand::Nn(args) => nn(&args),
-    }
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
+        BenchCommand::Mcts(args) => mcts(&args),
     }
 }
 
@@ -343,17 +412,32 @@ fn env(args: EnvBenchArgs) -> anyhow::Result<u8> {
     println!();
 
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let vec_steps = (args.steps / 10).max(100);
-    let one = vecenv_throughput(args.vec_envs, 1, vec_steps, &houses)?;
-    let all = vecenv_throughput(args.vec_envs, cores, vec_steps, &houses)?;
+    let threads = args.vec_threads.unwrap_or(cores);
+    let scaling = vecenv_scaling(
+        args.vec_envs,
+        threads,
+        args.vec_steps,
+        args.vec_rounds,
+        &houses,
+    )?;
+    let one = median(&mut scaling.one.clone());
+    let all = median(&mut scaling.many.clone());
     let env_step_ref = baseline.median("uniform_valid_2p_walk_with_masks");
     println!(
-        "vectorised API, {} walking 2-player envs with masks: {:.0} env-steps/s on 1 thread, {:.0} on {} threads ({:.2}x){}",
+        "vectorised API, {} walking 2-player envs with masks, median of {} alternating rounds: {:.0} env-steps/s on 1 thread, {:.0} on {} threads ({:.2}x, per-round ratios {}){}",
         args.vec_envs,
+        args.vec_rounds,
         one,
         all,
-        cores,
-        all / one,
+        threads,
+        scaling.median_ratio(),
+        scaling
+            .many
+            .iter()
+            .zip(&scaling.one)
+            .map(|(m, o)| format!("{:.2}", m / o))
+            .collect::<Vec<_>>()
+            .join(" "),
         env_step_ref.map_or(String::new(), |r| format!(
             "; {:.0}x the reference's single env with masks",
             all / r
@@ -368,7 +452,7 @@ fn env(args: EnvBenchArgs) -> anyhow::Result<u8> {
             "reference": baseline.path,
             "results": results,
             "reset_with_goal_generation_s": {"min": reset_min, "median": reset_med, "reference_median": reset_ref},
-            "vecenv": {"envs": args.vec_envs, "threads": cores, "steps_per_s_1_thread": one, "steps_per_s_all_threads": all},
+            "vecenv": {"envs": args.vec_envs, "threads": threads, "steps_per_s_1_thread": one, "steps_per_s_all_threads": all, "median_round_ratio": scaling.median_ratio(), "rounds_1_thread": scaling.one, "rounds_all_threads": scaling.many},
         });
         std::fs::write(path, serde_json::to_string_pretty(&out)?)
             .with_context(|| format!("writing {}", path.display()))?;
@@ -812,4 +896,138 @@ fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {
     let dir = std::env::temp_dir().join(format!("mbag-bench-daemon-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
+}
+
+fn mcts(args: &MctsBenchArgs) -> anyhow::Result<u8> {
+    use crate::bench::mcts::{
+        MoveBench, SelfPlayBench, assistant_spec, bench_config, time_moves, time_selfplay,
+    };
+    use crate::nn::{ModelConfig, ServiceAgents};
+
+    anyhow::ensure!(args.seconds > 0.0, "--seconds must be positive");
+    let models: Vec<&BenchModel> = args
+        .models
+        .iter()
+        .map(|m| bench_model(m))
+        .collect::<anyhow::Result<_>>()?;
+    let devices = if args.devices.is_empty() {
+        let mut d = vec![DeviceChoice::Cpu];
+        if tch::Cuda::is_available() {
+            d.push(DeviceChoice::Cuda);
+        }
+        d
+    } else {
+        args.devices.clone()
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let torch_threads = args.torch_threads.unwrap_or(cores);
+    let goals = super::evaluate::goal_config_named(&args.goals, None)?;
+    let dir = super::shared_dir().join("models");
+    let budget = std::time::Duration::from_secs_f64(args.seconds);
+    println!(
+        "mbag bench mcts: human {}, goals {}, {torch_threads} libtorch threads, about {:.1} s per row",
+        args.human, args.goals, args.seconds
+    );
+    println!(
+        "{:<12} {:<8} {:>5} {:>6} {:>9} {:>10} {:>9}",
+        "model", "device", "sims", "moves", "moves/s", "sims/s", "ms/move"
+    );
+    for device in &devices {
+        let tch_device = device.resolve()?;
+        for model in &models {
+            // The rows' threads adopt the count on their first operator; self-play
+            // below sets its own.
+            tch::set_num_threads(torch_threads as i32);
+            let path = dir.join(format!("{}.json", model.config));
+            let config = ModelConfig::read(&path)?;
+            let env = bench_config(&config);
+            let agents = Arc::new(ServiceAgents::new(*device, ServiceConfig::default()));
+            if !path.with_extension("safetensors").exists() {
+                agents.insert(&path, load_model(&dir, model, tch_device)?)?;
+            }
+            let factory = StandardAgents::with_network(agents.clone());
+            for (row, &sims) in args.sims.iter().enumerate() {
+                let spec = assistant_spec(&path, sims)?;
+                let bench = MoveBench {
+                    human: args.human.clone(),
+                    goals: goals.clone(),
+                    seed: u64::from(sims),
+                    budget,
+                    min_moves: args.min_moves.max(1),
+                    // The service (one per model and device) warms up once.
+                    warm_up: row == 0,
+                };
+                let t = time_moves(&factory, &spec, &env, &bench)
+                    .with_context(|| format!("{} on {device} at {sims} sims", model.key))?;
+                println!(
+                    "{:<12} {:<8} {:>5} {:>6} {:>9.1} {:>10} {:>9.2}",
+                    model.key,
+                    device.to_string(),
+                    sims,
+                    t.moves,
+                    t.moves_per_s(),
+                    if sims == 0 {
+                        "-".to_owned()
+                    } else {
+                        format!("{:.0}", t.moves_per_s() * f64::from(sims))
+                    },
+                    1e3 / t.moves_per_s()
+                );
+            }
+        }
+    }
+    if args.selfplay_sims == 0 {
+        return Ok(0);
+    }
+    let threads = args.selfplay_threads.unwrap_or(cores).max(1);
+    println!();
+    println!(
+        "self-play ({} envs, {threads} threads, {} sims, {} steps per env timed, libtorch threads {})",
+        args.selfplay_envs,
+        args.selfplay_sims,
+        args.selfplay_steps,
+        if matches!(devices.first(), Some(DeviceChoice::Cpu)) {
+            "1 on the cpu"
+        } else {
+            "default"
+        },
+    );
+    println!(
+        "{:<12} {:<8} {:>10} {:>10} {:>11}",
+        "model", "device", "steps/s", "sims/s", "mean batch"
+    );
+    let bench = SelfPlayBench {
+        human: args.human.clone(),
+        goals: goals.clone(),
+        sims: args.selfplay_sims,
+        envs: args.selfplay_envs.max(1),
+        threads,
+        steps: args.selfplay_steps.max(1),
+        seed: 0,
+    };
+    for device in &devices {
+        // A network human runs on the device too, on a service of its own.
+        let factory = StandardAgents::with_network(Arc::new(ServiceAgents::new(
+            *device,
+            ServiceConfig::default(),
+        )));
+        let tch_device = device.resolve()?;
+        if tch_device == tch::Device::Cpu {
+            // As `train assistant`: its self-play threads already fill the cores.
+            tch::set_num_threads(1);
+        }
+        for model in &models {
+            let t = time_selfplay(load_model(&dir, model, tch_device)?, &factory, &bench)
+                .with_context(|| format!("self-play with {} on {device}", model.key))?;
+            println!(
+                "{:<12} {:<8} {:>10.1} {:>10.0} {:>11.1}",
+                model.key,
+                device.to_string(),
+                t.env_steps as f64 / t.seconds,
+                t.simulations as f64 / t.seconds,
+                t.mean_batch
+            );
+        }
+    }
+    Ok(0)
 }

@@ -8,10 +8,12 @@
 //!   "format": "mbag-evaluate/1",
 //!   "human": "heuristic:lowest_block",      // specs as given (with --sims applied)
 //!   "assistant": "none",
-//!   "goals": "paper", "seed": 0, "episodes": 2, "threads": 2, "sims": null,
+//!   "goals": "paper", "seed": 0, "episodes": 2, "threads": 2, "lanes": 1,
+//!   "sims": null,
 //!   "env_config": {...},                    // the config episodes ran in (full,
 //!                                           // less the goal generator keys)
 //!   "wall_seconds": 1.5,
+//!   "env_steps_per_s": 550.0,               // all episodes' steps over the wall time
 //!   "per_episode": [{
 //!     "episode": 0, "seed": ..., "length": 412,
 //!     "goal_percentage": 0.93, "goal_completed": false, "goal_size": 180,
@@ -124,6 +126,11 @@ pub struct EvaluateArgs {
     /// Worker threads [default: available cores].
     #[arg(long, value_name = "T")]
     pub threads: Option<usize>,
+    /// Episodes each worker thread keeps in flight, so that network agents'
+    /// moves from many episodes meet in one batch; results do not depend on it
+    /// [default: 16 with a network agent, else 1].
+    #[arg(long, value_name = "K")]
+    pub lanes: Option<usize>,
     /// Maximum steps per episode (episodes also end when the goal is built).
     #[arg(long, default_value_t = 1500)]
     pub horizon: u64,
@@ -261,9 +268,11 @@ struct Report<'a> {
     seed: u64,
     episodes: usize,
     threads: usize,
+    lanes: usize,
     sims: Option<u32>,
     env_config: Value,
     wall_seconds: f64,
+    env_steps_per_s: f64,
     per_episode: &'a [EpisodeRecord],
     summary: &'a run::Summary,
 }
@@ -288,6 +297,10 @@ pub fn run(args: EvaluateArgs) -> anyhow::Result<u8> {
         ),
         None => (args.human.clone(), args.assistant.clone()),
     };
+    let lanes = args
+        .lanes
+        .unwrap_or_else(|| run::default_lanes(&human, &assistant));
+    anyhow::ensure!(lanes > 0, "--lanes must be positive");
     let settings = EvalSettings {
         config: env_config(&args)?,
         goals: goal_config(&args)?,
@@ -297,6 +310,7 @@ pub fn run(args: EvaluateArgs) -> anyhow::Result<u8> {
         episodes: args.episodes,
         seed: args.seed,
         threads,
+        lanes,
     };
     // Each model gets one inference thread shared by every episode thread, so
     // leaves from all searches meet in its batches.
@@ -311,7 +325,7 @@ pub fn run(args: EvaluateArgs) -> anyhow::Result<u8> {
 
     let s = args.world_size;
     println!(
-        "mbag evaluate: human {} + assistant {}, {} episodes, goals {}, {s} world, horizon {}, seed {}, {threads} threads",
+        "mbag evaluate: human {} + assistant {}, {} episodes, goals {}, {s} world, horizon {}, seed {}, {threads} threads x {lanes} lanes",
         settings.human, settings.assistant, args.episodes, args.goals, args.horizon, args.seed
     );
     let bar = if args.quiet || !std::io::stderr().is_terminal() {
@@ -331,7 +345,9 @@ pub fn run(args: EvaluateArgs) -> anyhow::Result<u8> {
         print_episodes(&evaluation);
     }
     print_summary(&evaluation);
-    println!("{wall_seconds:.1} s");
+    let env_steps: u64 = evaluation.episodes.iter().map(|r| r.outcome.length).sum();
+    let env_steps_per_s = env_steps as f64 / wall_seconds;
+    println!("{wall_seconds:.1} s, {env_steps} env steps, {env_steps_per_s:.0} env steps/s");
 
     if let Some(path) = &args.json {
         let mut env_config = run::episode_config(&settings.config, &settings.assistant)?.to_json();
@@ -349,9 +365,11 @@ pub fn run(args: EvaluateArgs) -> anyhow::Result<u8> {
             seed: args.seed,
             episodes: args.episodes,
             threads,
+            lanes,
             sims: args.sims,
             env_config,
             wall_seconds,
+            env_steps_per_s,
             per_episode: &evaluation.episodes,
             summary: &evaluation.summary,
         };

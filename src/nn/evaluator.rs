@@ -127,6 +127,21 @@ impl ServiceAgents {
         }
     }
 
+    /// Serves `model` for specs naming `path`, instead of loading the file: for
+    /// models without weights files (benches run the paper-size configs with
+    /// random weights). A model already served for `path` is kept.
+    pub fn insert(&self, path: &Path, model: Model) -> Result<(), NnError> {
+        let mut services = self.services.lock().unwrap_or_else(|e| e.into_inner());
+        let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        if services.contains_key(&key) {
+            return Ok(());
+        }
+        let config = model.config().clone();
+        let service = InferenceService::spawn(model, self.service)?;
+        services.insert(key, Loaded { service, config });
+        Ok(())
+    }
+
     /// The handle and config of the service for the model at `path`, loading it
     /// the first time.
     fn load(&self, path: &Path) -> Result<(InferenceHandle, ModelConfig), NnError> {
@@ -210,7 +225,8 @@ impl NetworkAgents for ServiceAgents {
         let evaluator = NetEvaluator::new(handle);
         let los = line_of_sight(&model);
         Ok(match kind {
-            NetworkKind::Bc => {
+            // No search: the policy head alone, sampled as a BC policy is.
+            _ if kind == NetworkKind::Bc || options.sims() == Some(0) => {
                 let temperature = if options.argmax() == Some(true) {
                     0.0
                 } else {
@@ -218,7 +234,7 @@ impl NetworkAgents for ServiceAgents {
                 };
                 Box::new(PolicyAgent::new(evaluator, config, los, temperature))
             }
-            NetworkKind::Pikl | NetworkKind::AssistanceZero => {
+            _ => {
                 let mut search = match kind {
                     NetworkKind::Pikl => MctsConfig::pikl_human(),
                     _ => {

@@ -254,3 +254,59 @@ fn goals_stats_puts_procedural_and_held_out_houses_side_by_side() {
         "{stderr}"
     );
 }
+
+/// `az:PATH?sims=0` plays the policy head alone, and the episodes do not depend
+/// on how many run at once (`--lanes`), network agents included.
+#[test]
+fn policy_head_assistant_plays_the_same_episodes_on_any_lanes() {
+    let _torch = crate::nn::torch();
+    let run = |lanes: &str| -> Vec<Value> {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("eval.json");
+        let output = mbag(&[
+            "evaluate",
+            "--human",
+            "bc:../shared/models/az_test_human.json",
+            "--assistant",
+            "az:../shared/models/az_test_assistant.json?sims=0",
+            "--walking",
+            "--goals",
+            "random",
+            "--horizon",
+            "4",
+            "--episodes",
+            "3",
+            "--threads",
+            "1",
+            "--lanes",
+            lanes,
+            "--device",
+            "cpu",
+            "-q",
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        assert!(
+            output.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(stdout.contains("env steps/s"), "{stdout}");
+        let mut report: Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(report["lanes"].as_u64(), lanes.parse().ok());
+        assert!(report["env_steps_per_s"].as_f64().unwrap() > 0.0);
+        let mut episodes = report["per_episode"].take();
+        let episodes = episodes.as_array_mut().unwrap();
+        for e in episodes.iter_mut() {
+            // Wall times differ from run to run.
+            e.as_object_mut().unwrap().remove("assistant_move_ms");
+        }
+        episodes.clone()
+    };
+    let one = run("1");
+    assert_eq!(one.len(), 3);
+    assert_eq!(one, run("3"));
+}

@@ -121,6 +121,8 @@ fn vecenv_matches_sequential_stepping_on_any_thread_count() {
     );
     assert_eq!(run_vec(1, envs, steps), plain);
     assert_eq!(run_vec(2, envs, steps), plain);
+    // Uneven chunks (2, 2, 1), and slots taken over from other chunks.
+    assert_eq!(run_vec(3, envs, steps), plain);
 }
 
 #[test]
