@@ -150,7 +150,11 @@ fn init_logging(verbose: u8) {
 }
 
 /// The shared reference data: `$MBAG_SHARED` if set, else `../shared` if it exists
-/// (run from the project root), else the folder beside this build's source tree.
+/// (run from the project root), else `shared` beside the checkout the running
+/// binary sits in (`<checkout>/target/<profile>/mbag`), else `../shared`.
+///
+/// Never the folder the binary was built in: a binary carried to another
+/// machine (the GPU check) would look for a path that exists only here.
 pub fn shared_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("MBAG_SHARED") {
         return PathBuf::from(dir);
@@ -159,5 +163,13 @@ pub fn shared_dir() -> PathBuf {
     if relative.is_dir() {
         return relative;
     }
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared"))
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| {
+            exe.ancestors()
+                .filter(|dir| dir.join("Cargo.toml").is_file())
+                .map(|checkout| checkout.join("../shared"))
+                .find(|shared| shared.is_dir())
+        })
+        .unwrap_or(relative)
 }

@@ -164,7 +164,13 @@ impl Layer {
                 .permute([0, 4, 1, 2, 3])
                 .contiguous()
         };
-        let state = nn::LSTMState((to_rows(h).unsqueeze(0), to_rows(c).unsqueeze(0)));
+        // cuDNN refuses a non-contiguous initial state ("rnn: hx is not
+        // contiguous"); the CPU kernels accept either, so this costs the CPU one
+        // copy of the state and makes the recurrent models run on CUDA.
+        let state = nn::LSTMState((
+            to_rows(h).unsqueeze(0).contiguous(),
+            to_rows(c).unsqueeze(0).contiguous(),
+        ));
         let nn::LSTMState((h2, c2)) = lstm.step(&to_rows(x), &state);
         let h2 = from_rows(&h2);
         let c2 = from_rows(&c2);
@@ -194,10 +200,12 @@ impl Layer {
             .reshape([b, seq_len, l, cells])
             .permute([0, 3, 1, 2])
             .reshape([b * cells, seq_len, l]);
+        // Contiguous for cuDNN, as in `forward_lstm`.
         let to_rows = |t: &Tensor| {
             t.reshape([b, l, cells])
                 .permute([0, 2, 1])
                 .reshape([1, b * cells, l])
+                .contiguous()
         };
         let state = nn::LSTMState((to_rows(h), to_rows(c)));
         let (out, nn::LSTMState((h2, c2))) = lstm.seq_init(&seqs, &state);
