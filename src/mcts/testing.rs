@@ -107,17 +107,26 @@ impl Evaluator for Oracle {
                 for (i, &g) in self.goal.ids().iter().enumerate() {
                     goal_logits[usize::from(g) * cells + i] = 30.0;
                 }
-                let mut other = vec![-30f32; self.layout.len()];
-                other[0] = 30.0;
-                LeafEvaluation {
-                    policy_logits,
-                    value: 0.0,
-                    goal_logits: Some(goal_logits),
-                    other_action_logits: Some(other),
-                    state: (),
-                }
+                noop_human_leaf(policy_logits, goal_logits)
             })
             .collect())
+    }
+}
+
+/// A leaf with these policy and goal logits, no value, and the other player
+/// sure to NOOP.
+pub(crate) fn noop_human_leaf(
+    policy_logits: Vec<f32>,
+    goal_logits: Vec<f32>,
+) -> LeafEvaluation<()> {
+    let mut other = vec![-30f32; policy_logits.len()];
+    other[0] = 30.0;
+    LeafEvaluation {
+        policy_logits,
+        value: 0.0,
+        goal_logits: Some(goal_logits),
+        other_action_logits: Some(other),
+        state: (),
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::convert::Infallible;
 
-use super::testing::{Oracle, SIZE, config, env, observe};
+use super::testing::{Oracle, SIZE, config, env, noop_human_leaf, observe};
 use super::*;
 use crate::sim::action::{Action, ActionType, FlatLayout};
 use crate::sim::block::{BlockId, NUM_BLOCKS};
@@ -390,15 +390,7 @@ impl Evaluator for GoalBlind {
                         _ => -3.0,
                     })
                     .collect();
-                let mut other = vec![-30f32; self.layout.len()];
-                other[0] = 30.0;
-                LeafEvaluation {
-                    policy_logits,
-                    value: 0.0,
-                    goal_logits: Some(vec![0f32; NUM_BLOCKS * cells]),
-                    other_action_logits: Some(other),
-                    state: (),
-                }
+                noop_human_leaf(policy_logits, vec![0f32; NUM_BLOCKS * cells])
             })
             .collect())
     }

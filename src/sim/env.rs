@@ -576,10 +576,7 @@ impl Env {
         self.goal_match = GoalMatch::count(&state.blocks, &self.goal);
         self.state = state;
         self.initial_goal_similarities = (0..self.num_players())
-            .map(|p| {
-                self.goal_match
-                    .partial_similarity(self.rewards[p].place_wrong)
-            })
+            .map(|p| self.partial_similarity(p))
             .collect();
         self.state.maximum_goal_percentages = (0..self.num_players())
             .map(|p| self.goal_percentage(p))
@@ -627,11 +624,33 @@ impl Env {
         placed
     }
 
+    /// Player `p`'s similarity with partial credit: the reference's numpy sum over
+    /// every cell's credit (ENV_SPEC 7.1).
+    ///
+    /// With an integer `place_wrong` (the usual -1 or 0) every partial sum is an
+    /// exact integer, so the incremental counts give numpy's result in O(1). A
+    /// fractional one (-0.475 from a schedule) rounds, and the no-progress counter
+    /// compares percentages with `>`, so then the cells are summed in numpy's
+    /// pairwise order for a bit-identical value.
+    fn partial_similarity(&self, p: usize) -> f64 {
+        let place_wrong = self.rewards[p].place_wrong;
+        if place_wrong.fract() == 0.0 || self.goal_match.wrong_type == 0 {
+            return self.goal_match.partial_similarity(place_wrong);
+        }
+        let credits: Vec<f64> = self
+            .state
+            .blocks
+            .ids()
+            .iter()
+            .zip(self.goal.ids())
+            .map(|(&w, &g)| cell_similarity(BlockId(w), BlockId(g), place_wrong))
+            .collect();
+        super::numpy::sum(&credits)
+    }
+
     /// Player `p`'s goal percentage on the current world.
     pub fn goal_percentage(&self, p: usize) -> f64 {
-        let s = self
-            .goal_match
-            .partial_similarity(self.rewards[p].place_wrong);
+        let s = self.partial_similarity(p);
         let s0 = self.initial_goal_similarities[p];
         (s - s0) / (self.size.num_cells() as f64 - s0)
     }

@@ -15,7 +15,13 @@ fn episodes_dir() -> PathBuf {
 #[test]
 fn all_public_golden_episodes_match_the_reference() {
     let files = collect_episode_files(&[episodes_dir()]).expect("golden folder readable");
-    assert_eq!(files.len(), 47, "expected the 47 public golden episodes");
+    // New goldens generated the same way may join the 47 this was written with; they
+    // must pass too, so the counts below are floors, not exact figures.
+    assert!(
+        files.len() >= 47,
+        "expected at least the 47 public golden episodes, found {}",
+        files.len()
+    );
     let mut failures = Vec::new();
     let mut steps = 0;
     let mut agent_checks = AgentCheckStats::default();
@@ -31,10 +37,11 @@ fn all_public_golden_episodes_match_the_reference() {
         }
     }
     assert!(failures.is_empty(), "mismatches:\n{}", failures.join("\n"));
-    assert_eq!(steps, 7_629);
+    assert!(steps >= 7_629, "{steps} steps replayed");
     // Every reference agent's record was compared, so the agent checks cannot pass
-    // by skipping: 2,101 records over the 18 episodes with reference agents.
-    assert_eq!(agent_records, 2_101);
+    // by skipping: at least the 2,101 records of the first 18 episodes with
+    // reference agents.
+    assert!(agent_records >= 2_101, "{agent_records} agent records");
     assert_eq!(agent_checks.records, agent_records);
     // Summing in numpy's order makes every recorded probability bit-identical, not
     // just within the 1e-12 the check allows.

@@ -632,10 +632,16 @@ mod tests {
 
     #[test]
     fn human_study_chain_generates_single_cc_goals() {
-        let mut generator = GoalConfig::human_study(Subset::Test).build().unwrap();
-        let mut rng = StdRng::seed_from_u64(11);
+        assert_single_cc_goals(&GoalConfig::human_study(Subset::Test), 11, 3);
+    }
+
+    /// `count` goals of `config` at 9x8x8 from `seed`: each fills the size and is
+    /// one 18-connected component.
+    fn assert_single_cc_goals(config: &GoalConfig, seed: u64, count: usize) {
+        let mut generator = config.build().unwrap();
+        let mut rng = StdRng::seed_from_u64(seed);
         let size = WorldSize::new(9, 8, 8);
-        for _ in 0..3 {
+        for _ in 0..count {
             let goal = generator.generate(size, &mut rng).unwrap();
             assert_eq!(goal.size(), size);
             assert!(super::super::transform::filter::is_single_cc(
@@ -655,17 +661,7 @@ mod tests {
         // Only the scaling limit differs from the paper's chain.
         let paper = GoalConfig::human_study(Subset::Test);
         assert_eq!(config.transforms.len(), paper.transforms.len());
-        let mut generator = config.build().unwrap();
-        let mut rng = StdRng::seed_from_u64(3);
-        let size = WorldSize::new(9, 8, 8);
-        for _ in 0..10 {
-            let goal = generator.generate(size, &mut rng).unwrap();
-            assert_eq!(goal.size(), size);
-            assert!(super::super::transform::filter::is_single_cc(
-                &goal,
-                Connectivity::Eighteen
-            ));
-        }
+        assert_single_cc_goals(&config, 3, 10);
     }
 
     #[test]
