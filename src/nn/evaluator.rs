@@ -132,13 +132,10 @@ impl ServiceAgents {
     /// random weights). A model already served for `path` is kept.
     pub fn insert(&self, path: &Path, model: Model) -> Result<(), NnError> {
         let mut services = self.services.lock().unwrap_or_else(|e| e.into_inner());
-        let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-        if services.contains_key(&key) {
-            return Ok(());
+        let key = service_key(path);
+        if !services.contains_key(&key) {
+            self.serve(&mut services, key, model)?;
         }
-        let config = model.config().clone();
-        let service = InferenceService::spawn(model, self.service)?;
-        services.insert(key, Loaded { service, config });
         Ok(())
     }
 
@@ -146,18 +143,28 @@ impl ServiceAgents {
     /// the first time.
     fn load(&self, path: &Path) -> Result<(InferenceHandle, ModelConfig), NnError> {
         let mut services = self.services.lock().unwrap_or_else(|e| e.into_inner());
-        let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        let key = service_key(path);
         if let Some(loaded) = services.get(&key) {
             return Ok((loaded.service.handle(), loaded.config.clone()));
         }
         let device = self.device.resolve()?;
         let model = Model::load(path, device)?;
-        let config = model.config().clone();
         log::info!(
             "loaded {} ({} parameters) on {device:?}",
-            config.name,
+            model.config().name,
             model.num_parameters()
         );
+        self.serve(&mut services, key, model)
+    }
+
+    /// Starts `model`'s inference thread and keeps it under `key`.
+    fn serve(
+        &self,
+        services: &mut HashMap<PathBuf, Loaded>,
+        key: PathBuf,
+        model: Model,
+    ) -> Result<(InferenceHandle, ModelConfig), NnError> {
+        let config = model.config().clone();
         let service = InferenceService::spawn(model, self.service)?;
         let handle = service.handle();
         services.insert(
@@ -169,6 +176,12 @@ impl ServiceAgents {
         );
         Ok((handle, config))
     }
+}
+
+/// The key a model path is served under: canonical where the file exists, so that
+/// two spellings of one path share a service.
+fn service_key(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// The model's `line_of_sight_masking` (the mask it was trained with).
