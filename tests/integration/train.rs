@@ -319,6 +319,7 @@ fn human_steps(dir: &Path) -> bc::Dataset {
         &[dir.to_path_buf()],
         mbag::recording::header::Role::Human,
         true,
+        bc::StreamSpec::default(),
         &mut |_, _| {},
     )
     .unwrap()
@@ -410,4 +411,74 @@ fn a_time_limit_stops_at_the_next_step_and_resume_finishes() {
     let b = bc::train(&config, &second).unwrap();
     assert!(b.finished);
     assert_eq!((b.steps, b.steps_this_run), (3, 2));
+}
+
+/// The human's rows are the reference converter's stream (`with_own_noops`):
+/// per episode as many rows as its RLlib file held, idle NOOP rows included,
+/// each action at the row index the file gave it; without the source's idle
+/// counts, the wall-clock gaps give the same idle rows after the first action.
+#[test]
+fn the_human_rows_are_the_reference_converters_stream() {
+    use mbag::recording::header::Role;
+    use mbag::recording::reader::Recording;
+    use mbag::train::bc::stream::{self, NoopRows};
+    let data = tempfile::tempdir().unwrap();
+    convert("human_alone", 2, data.path());
+    convert("human_with_assistant", 3, data.path());
+    let mut files: Vec<PathBuf> = std::fs::read_dir(data.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 5);
+    for file in files {
+        let mut rec = Recording::read(&file).unwrap();
+        let player = rec
+            .header
+            .players
+            .iter()
+            .find(|p| p.role == Role::Human)
+            .unwrap()
+            .index;
+        let origin = rec.header.source.origin.as_ref().unwrap();
+        let expected = origin["stats"]["rllib_rows_per_player"][player]
+            .as_u64()
+            .unwrap() as usize;
+        let actions = origin["stats"]["actions_per_player"][player]
+            .as_u64()
+            .unwrap() as usize;
+        let n = rec.steps.len();
+        let rows = stream::rows(&rec.steps, n, player, NoopRows::Own, 0.8);
+        assert_eq!(rows.len(), expected, "{}", file.display());
+        let mut acted = 0;
+        for (i, row) in rows.iter().enumerate().filter(|(_, r)| r.action) {
+            let src = rec.steps[row.line].src.as_ref().unwrap();
+            assert_eq!(
+                src["row"][player].as_u64(),
+                Some(i as u64),
+                "{}",
+                file.display()
+            );
+            acted += 1;
+        }
+        assert_eq!(acted, actions);
+        let only = stream::rows(&rec.steps, n, player, NoopRows::ActionsOnly, 0.8);
+        assert_eq!(only.len(), actions);
+        assert_eq!(
+            stream::rows(&rec.steps, n, player, NoopRows::EveryStep, 0.8).len(),
+            n
+        );
+        // Without the source's fields, the wall-clock gaps decide.
+        for step in &mut rec.steps {
+            step.src = None;
+        }
+        let timed = stream::rows(&rec.steps, n, player, NoopRows::Own, 0.8);
+        // The idle time before the first action is unknown without the source
+        // (a recording's times start at its first line); count the rest.
+        let first = rows[0].line;
+        let idle =
+            |r: &[stream::Row]| r.iter().filter(|r| !r.action && r.line != first).count() as f64;
+        let (want, got) = (idle(&rows), idle(&timed));
+        assert_eq!(got, want, "{}: idle rows from wall times", file.display());
+    }
 }

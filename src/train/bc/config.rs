@@ -6,6 +6,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::stream::{DEFAULT_ACTION_DELAY_S, NoopRows};
 use crate::recording::header::Role;
 use crate::train::error::TrainError;
 use crate::train::optim::{AdamConfig, LrSchedule};
@@ -140,6 +141,20 @@ pub struct DataConfig {
     /// augmentation).
     #[serde(default = "yes")]
     pub augment: bool,
+    /// Which lines of a recording become the player's rows: `own` (default, the
+    /// reference's stream: the player's actions with idle NOOP rows before
+    /// them), `every_step` (every line, for simulator recordings) or
+    /// `actions_only`.
+    #[serde(default)]
+    pub noop_rows: NoopRows,
+    /// Seconds of a person's time per env step (the reference's Malmo
+    /// `action_delay`), for idle rows derived from wall-clock gaps.
+    #[serde(default = "default_action_delay")]
+    pub action_delay_s: f64,
+}
+
+fn default_action_delay() -> f64 {
+    DEFAULT_ACTION_DELAY_S
 }
 
 fn default_role() -> Role {
@@ -159,6 +174,8 @@ impl Default for DataConfig {
             validation_episodes: Vec::new(),
             validation_fraction: default_fraction(),
             augment: true,
+            noop_rows: NoopRows::default(),
+            action_delay_s: DEFAULT_ACTION_DELAY_S,
         }
     }
 }
@@ -198,6 +215,12 @@ impl BcConfig {
         }
         if self.seq_len == 0 || self.batch_size == 0 {
             return Err("seq_len and batch_size must be positive".into());
+        }
+        if !(self.data.action_delay_s.is_finite() && self.data.action_delay_s > 0.0) {
+            return Err(format!(
+                "data.action_delay_s must be a positive number of seconds, not {}",
+                self.data.action_delay_s
+            ));
         }
         if !(0.0..1.0).contains(&self.data.validation_fraction) {
             return Err("data.validation_fraction must be in [0, 1)".into());

@@ -22,6 +22,26 @@ use crate::sim::mask;
 use crate::sim::obs::NUM_WORLD_CHANNELS;
 
 use super::super::error::TrainError;
+use super::stream::{self, NoopRows, Row};
+
+/// How each player's lines become training rows (see [`super::stream`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StreamSpec {
+    /// Which lines give rows, and whether idle NOOP rows are added.
+    pub noop_rows: NoopRows,
+    /// Seconds of a person's time per env step, for idle rows derived from
+    /// wall-clock gaps.
+    pub action_delay_s: f64,
+}
+
+impl Default for StreamSpec {
+    fn default() -> Self {
+        Self {
+            noop_rows: NoopRows::Own,
+            action_delay_s: stream::DEFAULT_ACTION_DELAY_S,
+        }
+    }
+}
 
 /// The block ids the permutation shuffles (everything but air and bedrock, which
 /// can never be placed).
@@ -170,12 +190,14 @@ impl Dataset {
     /// keeps the steps of every player whose role is `role`. A run trains on one
     /// world size and action layout: that of most recordings; the others are
     /// skipped with a warning (the tutorial's 6x6x6 episodes beside the study's
-    /// 11x10x10 ones). Masks use line of sight if `line_of_sight`. `on_file` is called after each file (for a
+    /// 11x10x10 ones). Masks use line of sight if `line_of_sight`; `stream` says
+    /// which lines give rows. `on_file` is called after each file (for a
     /// progress bar).
     pub fn load(
         paths: &[PathBuf],
         role: Role,
         line_of_sight: bool,
+        stream: StreamSpec,
         on_file: &mut dyn FnMut(usize, usize),
     ) -> Result<Self, TrainError> {
         let files = collect_files(paths).map_err(|e| TrainError::Data(e.to_string()))?;
@@ -258,7 +280,7 @@ impl Dataset {
                 continue;
             }
             for player in players {
-                let (episode, mismatches) = ds.replay(rec, player, line_of_sight)?;
+                let (episode, mismatches) = ds.replay(rec, player, line_of_sight, stream)?;
                 stats.replay_mismatches += mismatches;
                 stats.steps += episode.len;
                 stats.unlearnable_targets += episode.targets.iter().filter(|t| t.is_none()).count();
@@ -281,6 +303,7 @@ impl Dataset {
         rec: &Recording,
         player: usize,
         line_of_sight: bool,
+        stream: StreamSpec,
     ) -> Result<(EpisodeData, usize), TrainError> {
         let bad = |e: String| TrainError::Data(format!("{}: {e}", rec.path.display()));
         let env = env_for(rec).map_err(|e| bad(e.to_string()))?;
@@ -351,20 +374,61 @@ impl Dataset {
         }
         let len = episode.len.min(report.steps_replayed.max(1)).min(n);
         episode.truncate(len, self.words);
+        let rows = stream::rows(
+            &rec.steps,
+            len,
+            player,
+            stream.noop_rows,
+            stream.action_delay_s,
+        );
+        Ok((self.rows_of(&episode, rec, &rows), report.mismatches.len()))
+    }
+
+    /// The training rows of a replayed episode (one observation per line):
+    /// each row copies its line's observation and mask; an action row's target
+    /// is the line's action (if learnable), an idle row's is NOOP.
+    fn rows_of(&self, lines: &EpisodeData, rec: &Recording, rows: &[Row]) -> EpisodeData {
+        let world_len = lines.world.len() / lines.len.max(1);
+        let inv_len = lines.inventory.len() / lines.len.max(1);
+        let words = self.words;
+        let mut out = EpisodeData {
+            id: lines.id.clone(),
+            path: lines.path.clone(),
+            player: lines.player,
+            len: rows.len(),
+            world: Vec::with_capacity(rows.len() * world_len),
+            inventory: Vec::with_capacity(rows.len() * inv_len),
+            timestep: Vec::with_capacity(rows.len()),
+            targets: Vec::with_capacity(rows.len()),
+            prev: Vec::with_capacity(rows.len()),
+            masks: Vec::with_capacity(rows.len() * words),
+        };
         let mut prev = 0u32;
-        for t in 0..len {
-            let flat = rec.steps[t]
-                .a
-                .get(player)
-                .and_then(|a| a.to_action(self.size).ok())
-                .and_then(|a| self.layout.flat(a))
-                .map(|f| f as u32);
-            let learnable = flat.filter(|&f| episode.mask_bit(t, self.words, f as usize));
-            episode.targets.push(learnable);
-            episode.prev.push(prev);
+        for row in rows {
+            let t = row.line;
+            out.world
+                .extend_from_slice(&lines.world[t * world_len..(t + 1) * world_len]);
+            out.inventory
+                .extend_from_slice(&lines.inventory[t * inv_len..(t + 1) * inv_len]);
+            out.timestep.push(row.timestep as f32);
+            out.masks
+                .extend_from_slice(&lines.masks[t * words..(t + 1) * words]);
+            let flat = if row.action {
+                rec.steps[t]
+                    .a
+                    .get(lines.player)
+                    .and_then(|a| a.to_action(self.size).ok())
+                    .and_then(|a| self.layout.flat(a))
+                    .map(|f| f as u32)
+            } else {
+                Some(0)
+            };
+            let learnable = flat.filter(|&f| lines.mask_bit(t, words, f as usize));
+            out.targets.push(learnable);
+            out.prev.push(prev);
             prev = flat.unwrap_or(0);
         }
-        Ok((episode, report.mismatches.len()))
+        out
     }
 
     /// Sequences of at most `seq_len` steps covering the given episodes in order.

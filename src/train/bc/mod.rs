@@ -12,6 +12,7 @@
 
 pub mod config;
 pub mod data;
+pub mod stream;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -25,7 +26,8 @@ use serde_json::Value;
 use tch::{Device, Kind, Tensor};
 
 pub use config::{BcConfig, DataConfig, ModelSpec};
-pub use data::{ActionGroup, Batch, Dataset, SeqRef, split_episodes};
+pub use data::{ActionGroup, Batch, Dataset, SeqRef, StreamSpec, split_episodes};
+pub use stream::NoopRows;
 
 use super::checkpoint::{Checkpointer, MODEL_NAME, Progress};
 use super::error::TrainError;
@@ -391,14 +393,24 @@ pub fn train(config: &BcConfig, options: &RunOptions) -> Result<BcReport, TrainE
     };
     let load_started = Instant::now();
     let load_bar = bar(0, "replaying");
-    let data = Dataset::load(&options.data, config.data.role, los, &mut |done, total| {
-        load_bar.set_length(total as u64);
-        load_bar.set_position(done as u64);
-    })?;
+    let stream = StreamSpec {
+        noop_rows: config.data.noop_rows,
+        action_delay_s: config.data.action_delay_s,
+    };
+    let data = Dataset::load(
+        &options.data,
+        config.data.role,
+        los,
+        stream,
+        &mut |done, total| {
+            load_bar.set_length(total as u64);
+            load_bar.set_position(done as u64);
+        },
+    )?;
     load_bar.finish_and_clear();
     let s = &data.stats;
     log::info!(
-        "{:.1} s to replay {} recordings ({} skipped): {} episodes, {} steps ({} unlearnable targets, {} replay mismatches)",
+        "{:.1} s to replay {} recordings ({} skipped): {} episodes, {} rows ({} unlearnable targets, {} replay mismatches)",
         load_started.elapsed().as_secs_f64(),
         s.recordings,
         s.skipped_recordings,
