@@ -20,7 +20,7 @@ use crate::sim::config::Config;
 use crate::sim::env::{Env, PlayersOverlapping, StepError};
 use crate::sim::goal::{GoalConfig, GoalError};
 use crate::train::assistant::AssistantError;
-use crate::train::assistant::selfplay::{SelfPlay, SelfPlaySettings};
+use crate::train::assistant::selfplay::{AssistantPlays, SelfPlay, SelfPlaySettings};
 
 /// Why a measurement could not run.
 #[derive(Debug, thiserror::Error)]
@@ -214,6 +214,7 @@ pub fn time_selfplay(
         seed: bench.seed,
         line_of_sight: line_of_sight(model.config()),
         gamma: 0.95,
+        assistant: AssistantPlays::Search,
     };
     let mut selfplay = SelfPlay::new(&settings, factory, false)?;
     let service = InferenceService::spawn(model, ServiceConfig::default())?;

@@ -686,14 +686,20 @@ impl Model {
     /// `<stem>.safetensors` beside it).
     pub fn load(config_path: &Path, device: Device) -> Result<Self, NnError> {
         let config = ModelConfig::read(config_path)?;
-        let dir = config_path.parent().unwrap_or(Path::new("."));
-        let weights = match &config.weights {
-            Some(w) => dir.join(w),
-            None => config_path.with_extension("safetensors"),
-        };
+        let weights = Self::weights_path(config_path, &config);
         let mut model = Self::new(config, device)?;
         model.load_weights(&weights)?;
         Ok(model)
+    }
+
+    /// The weights file of the checkpoint whose config `config` was read from
+    /// `config_path`: the file it names, else `<stem>.safetensors` beside it.
+    pub fn weights_path(config_path: &Path, config: &ModelConfig) -> PathBuf {
+        let dir = config_path.parent().unwrap_or(Path::new("."));
+        match &config.weights {
+            Some(w) => dir.join(w),
+            None => config_path.with_extension("safetensors"),
+        }
     }
 
     /// Writes a checkpoint in the shared models' format: `<dir>/<name>.json` (the

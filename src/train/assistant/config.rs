@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::AssistantError;
+use super::selfplay::AssistantPlays;
 use crate::mcts::MctsConfig;
 use crate::nn::ModelConfig;
 use crate::sim::config::Config;
@@ -45,6 +46,81 @@ pub struct AssistantTrainConfig {
     /// The loss weights.
     #[serde(default)]
     pub loss: LossWeights,
+    /// Held-out goal prediction, measured as training goes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validation: Option<ValidationSettings>,
+}
+
+/// How the goal head is scored on goals no training sees: episodes of the
+/// human model building held-out goals with the assistant standing by, played
+/// once at the start of the run; every `every` iterations the goal head's
+/// per-voxel cross-entropy and accuracy on them are logged beside those of the
+/// block-frequency baseline (each voxel predicted with the block shares of
+/// the training goals).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ValidationSettings {
+    /// The goals: `"held_out"` (every house under `houses` through the
+    /// human-study chain, as `--goals held_out`) or an env-style pair
+    /// `{"goal_generator": ..., "goal_generator_config": ...}`.
+    pub goals: Value,
+    /// The houses folder for `"held_out"`, from the working directory.
+    #[serde(default = "default_houses")]
+    pub houses: PathBuf,
+    /// Episodes played.
+    #[serde(default = "default_validation_episodes")]
+    pub episodes: usize,
+    /// Steps of each (from its start).
+    #[serde(default = "default_validation_steps")]
+    pub steps: usize,
+    /// Score every this many iterations (and after the last).
+    #[serde(default = "default_validation_every")]
+    pub every: u64,
+    /// Goals drawn from the training generator for the baseline's shares.
+    #[serde(default = "default_baseline_goals")]
+    pub baseline_goals: usize,
+    /// Seeds the episodes and the baseline's goals.
+    #[serde(default)]
+    pub seed: u64,
+}
+
+fn default_houses() -> PathBuf {
+    PathBuf::from("../shared/data/houses")
+}
+fn default_validation_episodes() -> usize {
+    8
+}
+fn default_validation_steps() -> usize {
+    256
+}
+fn default_validation_every() -> u64 {
+    5
+}
+fn default_baseline_goals() -> usize {
+    200
+}
+
+impl ValidationSettings {
+    /// The goal config the settings name.
+    pub fn goal_config(&self) -> Result<GoalConfig, String> {
+        match &self.goals {
+            Value::String(s) if s == "held_out" => Ok(GoalConfig::held_out(&self.houses)),
+            Value::Object(map) => {
+                let name = map
+                    .get("goal_generator")
+                    .and_then(Value::as_str)
+                    .ok_or("validation.goals: an object needs a goal_generator name")?;
+                let config = map
+                    .get("goal_generator_config")
+                    .cloned()
+                    .unwrap_or(json!({}));
+                GoalConfig::from_env(name, &config).map_err(|e| format!("validation.goals: {e}"))
+            }
+            other => Err(format!(
+                "validation.goals: \"held_out\" or {{\"goal_generator\", \"goal_generator_config\"}}, not {other}"
+            )),
+        }
+    }
 }
 
 /// Which network to build.
@@ -60,6 +136,11 @@ pub struct ModelSpec {
     /// `custom_model_config` keys over the template's.
     #[serde(default)]
     pub custom_model_config: Map<String, Value>,
+    /// Weights a fresh run starts from: a saved model's config (e.g. a
+    /// pretraining run's `model.json`) whose network has exactly this one's
+    /// tensors and shapes. A resumed run keeps its checkpoint's weights.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init: Option<PathBuf>,
 }
 
 /// The loop (Table 14's values by default).
@@ -96,6 +177,10 @@ pub struct TrainingSettings {
     /// Seeds environments, searches, replay sampling and the network's
     /// initialisation.
     pub seed: u64,
+    /// `search` (AssistanceZero) or `noop`: the assistant stands by and the
+    /// network learns from the human model building alone (pretraining; set
+    /// the policy and value weights to 0).
+    pub assistant: AssistantPlays,
 }
 
 impl Default for TrainingSettings {
@@ -115,6 +200,7 @@ impl Default for TrainingSettings {
             checkpoint_every: 10,
             threads: 0,
             seed: 0,
+            assistant: AssistantPlays::Search,
         }
     }
 }
@@ -281,6 +367,14 @@ impl AssistantTrainConfig {
             );
         }
         self.loss.prev_goal_kl.check("prev_goal_kl")?;
+        if let Some(v) = &self.validation {
+            v.goal_config()?;
+            if v.episodes == 0 || v.steps == 0 || v.every == 0 || v.baseline_goals == 0 {
+                return Err(
+                    "validation: episodes, steps, every and baseline_goals must be positive".into(),
+                );
+            }
+        }
         let model = self.model_config(&env, &mcts)?;
         Ok(ResolvedConfig {
             file: self,

@@ -13,6 +13,7 @@
 
 pub mod batch;
 pub mod config;
+pub mod goal_eval;
 pub mod loss;
 pub mod replay;
 pub mod replay_file;

@@ -22,12 +22,13 @@ use super::replay::{Fragment, Sample, discount_returns, set_bit, to_bf16};
 use crate::agents::spec::{AgentFactory, AgentSpec};
 use crate::agents::{Agent, Internals};
 use crate::eval::run::{ASSISTANT, HUMAN};
-use crate::mcts::{Evaluator, LeafQuery, MctsConfig, Search, run_together};
+use crate::mcts::{Decision, Evaluator, LeafQuery, MctsConfig, Search, run_together};
 use crate::nn::{InferenceHandle, NetEvaluator, SharedState};
 use crate::sim::action::FlatLayout;
-use crate::sim::config::Config;
+use crate::sim::config::{Abilities, Config};
 use crate::sim::env::Env;
 use crate::sim::goal::{GoalConfig, GoalGenerator};
+use crate::sim::mask;
 use crate::sim::obs::Observation;
 
 /// The recurrent state the search carries (see [`NetEvaluator`]).
@@ -54,6 +55,21 @@ pub struct SelfPlaySettings {
     pub line_of_sight: bool,
     /// Discount of the value targets.
     pub gamma: f64,
+    /// Whether the assistant searches or stands by.
+    pub assistant: AssistantPlays,
+}
+
+/// What the assistant does during self-play.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AssistantPlays {
+    /// It chooses each move by MCTS on the current network (AssistanceZero).
+    #[default]
+    Search,
+    /// It never acts, so the episodes are the human model building alone with
+    /// the assistant looking on: the paper's pretraining corpus (section 5),
+    /// on which the goal and human-action heads learn without any search.
+    Noop,
 }
 
 /// One finished episode.
@@ -163,9 +179,18 @@ struct Chunk {
 /// The self-play environments, kept between collections.
 pub struct SelfPlay {
     chunks: Vec<Chunk>,
+    play: PlaySettings,
+}
+
+/// What every chunk's thread needs to know.
+#[derive(Clone, Copy, Debug)]
+struct PlaySettings {
     layout: FlatLayout,
+    abilities: Abilities,
+    line_of_sight: bool,
     gamma: f64,
     keep_goal_logits: bool,
+    assistant: AssistantPlays,
 }
 
 impl std::fmt::Debug for SelfPlay {
@@ -229,9 +254,14 @@ impl SelfPlay {
         }
         Ok(Self {
             chunks,
-            layout: *template.layout(),
-            gamma: settings.gamma,
-            keep_goal_logits,
+            play: PlaySettings {
+                layout: *template.layout(),
+                abilities: settings.env.abilities,
+                line_of_sight: settings.line_of_sight,
+                gamma: settings.gamma,
+                keep_goal_logits,
+                assistant: settings.assistant,
+            },
         })
     }
 
@@ -245,7 +275,7 @@ impl SelfPlay {
         steps: usize,
     ) -> Result<Collection, AssistantError> {
         let started = Instant::now();
-        let (layout, gamma, keep) = (&self.layout, self.gamma, self.keep_goal_logits);
+        let play = self.play;
         let evaluators: Vec<NetEvaluator> = self
             .chunks
             .iter()
@@ -260,9 +290,7 @@ impl SelfPlay {
                 .map(|(chunk, evaluator)| {
                     std::thread::Builder::new()
                         .name("mbag-selfplay".into())
-                        .spawn_scoped(s, move || {
-                            play_chunk(chunk, evaluator, steps, layout, gamma, keep)
-                        })
+                        .spawn_scoped(s, move || play_chunk(chunk, evaluator, steps, &play))
                         .expect("spawning a self-play thread")
                 })
                 .collect();
@@ -288,36 +316,54 @@ fn play_chunk(
     chunk: &mut Chunk,
     mut evaluator: NetEvaluator,
     steps: usize,
-    layout: &FlatLayout,
-    gamma: f64,
-    keep_goal_logits: bool,
+    play: &PlaySettings,
 ) -> Result<Collection, AssistantError> {
+    let layout = &play.layout;
     let mut out = Collection::default();
     let words = layout.len().div_ceil(64);
+    let searching = play.assistant == AssistantPlays::Search;
+    let mut mask_buf = vec![false; layout.len()];
     for slot in &mut chunk.slots {
         slot.open_fragment();
     }
     for _ in 0..steps {
         for slot in &mut chunk.slots {
             slot.env.observe(ASSISTANT, &mut slot.observations[1])?;
-            let state = slot.state.clone();
-            slot.search
-                .set_root(&slot.observations[1], Some(slot.prev_action), state);
+            if searching {
+                let state = slot.state.clone();
+                slot.search
+                    .set_root(&slot.observations[1], Some(slot.prev_action), state);
+            }
         }
-        {
+        if searching {
             let mut searches: Vec<&mut Search<NetState>> =
                 chunk.slots.iter_mut().map(|s| &mut s.search).collect();
             run_together(&mut searches, &mut evaluator)?;
         }
         for slot in &mut chunk.slots {
-            let decision = slot.search.decide()?;
-            out.simulations += decision.simulations as u64;
             let mut valid = vec![0u64; words];
-            if let Some(root) = slot.search.root() {
-                for &a in &root.actions {
-                    set_bit(&mut valid, a as usize);
+            let decision = if searching {
+                let decision = slot.search.decide()?;
+                out.simulations += decision.simulations as u64;
+                if let Some(root) = slot.search.root() {
+                    for &a in &root.actions {
+                        set_bit(&mut valid, a as usize);
+                    }
                 }
-            }
+                decision
+            } else {
+                mask::compute(
+                    &slot.observations[1],
+                    play.abilities,
+                    layout,
+                    play.line_of_sight,
+                    &mut mask_buf,
+                );
+                for (a, _) in mask_buf.iter().enumerate().filter(|(_, v)| **v) {
+                    set_bit(&mut valid, a);
+                }
+                standing_by(layout.len())
+            };
             slot.env.observe(HUMAN, &mut slot.observations[0])?;
             let human_action = slot.human.try_act(&slot.observations[0])?;
             let human_policy = human_distribution(slot.human.as_ref(), layout.len());
@@ -345,7 +391,8 @@ fn play_chunk(
                 value_target: f32::NAN,
                 root_value: decision.root_value,
                 goal: Arc::clone(&slot.goal),
-                played_goal_logits: keep_goal_logits
+                played_goal_logits: play
+                    .keep_goal_logits
                     .then(|| {
                         decision
                             .goal_logits
@@ -367,13 +414,29 @@ fn play_chunk(
                     assistant_goal_percentage: slot.assistant_goal_reward / slot.denominator,
                     assistant_reward: slot.assistant_reward,
                 });
-                slot.flush(gamma, 0.0, &mut out.fragments);
+                slot.flush(play.gamma, 0.0, &mut out.fragments);
                 slot.start_episode(chunk.goals.as_mut())?;
             }
         }
     }
-    bootstrap(chunk, &mut evaluator, gamma, &mut out.fragments)?;
+    bootstrap(chunk, &mut evaluator, play.gamma, &mut out.fragments)?;
     Ok(out)
+}
+
+/// The assistant's NOOP when it does not search: the policy target is NOOP
+/// itself, and no state is carried (no network ran).
+fn standing_by(n_actions: usize) -> Decision<NetState> {
+    let mut policy = vec![0.0; n_actions];
+    policy[0] = 1.0;
+    Decision {
+        action: 0,
+        policy,
+        root_value: 0.0,
+        goal_logits: None,
+        state_out: None,
+        root_visits: 0,
+        simulations: 0,
+    }
 }
 
 /// The distribution `human` drew its last action from, as `(flat action,
@@ -452,6 +515,7 @@ mod tests {
             seed: 5,
             line_of_sight: false,
             gamma: 0.5,
+            assistant: AssistantPlays::Search,
         };
         let factory = StandardAgents::heuristics_only();
         let mut selfplay = SelfPlay::new(&settings, &factory, true).unwrap();

@@ -22,12 +22,13 @@ use tch::{Device, Tensor};
 use super::AssistantError;
 use super::batch::{cat_targets, inputs_and_targets};
 use super::config::ResolvedConfig;
+use super::goal_eval::HeldOutGoals;
 use super::loss::{Coefficients, LossTerms, Predictions, assistant_loss};
 use super::replay::{Fragment, ReplayBuffer, Sample};
 use super::replay_file::{REPLAY_FILE, ReplayShape, read_replay, write_replay};
 use super::selfplay::{Collection, SelfPlay, SelfPlaySettings};
 use crate::agents::spec::{AgentFactory, AgentSpec};
-use crate::nn::{InferenceService, Model, Outputs, RecurrentState, ServiceConfig};
+use crate::nn::{InferenceService, Model, ModelConfig, Outputs, RecurrentState, ServiceConfig};
 use crate::train::{Adam, AdamConfig, Checkpointer, MetricsLog, Progress};
 
 /// The metrics log's file name inside the output folder.
@@ -157,7 +158,12 @@ pub fn train(
         }
         None => {
             tch::manual_seed(t.seed as i64);
-            let model = Model::new(config.model.clone(), options.device)?;
+            let mut model = Model::new(config.model.clone(), options.device)?;
+            if let Some(init) = &config.file.model.init {
+                let init_config = ModelConfig::read(init)?;
+                model.load_weights(&Model::weights_path(init, &init_config))?;
+                log::info!("starting from the weights of {}", init.display());
+            }
             let adam = Adam::new(model.var_store(), adam_config);
             let progress = Progress {
                 seed: t.seed,
@@ -195,10 +201,36 @@ pub fn train(
             seed: t.seed.wrapping_add(start.wrapping_mul(0x9e37_79b9)),
             line_of_sight,
             gamma: t.gamma,
+            assistant: t.assistant,
         },
         factory,
         keep_goal_logits,
     )?;
+    let held_out = match &config.file.validation {
+        Some(v) => {
+            let started = Instant::now();
+            let (returned, set) = HeldOutGoals::collect(
+                config,
+                v,
+                &options.human,
+                factory,
+                model,
+                line_of_sight,
+                threads,
+            )?;
+            model = returned;
+            let b = set.baseline();
+            log::info!(
+                "held-out goals: {} samples played in {:.1} s; block-frequency baseline: cross-entropy {:.3}, accuracy {:.3}",
+                set.samples(),
+                started.elapsed().as_secs_f64(),
+                b.cross_entropy,
+                b.accuracy
+            );
+            Some((v.every, set))
+        }
+        None => None,
+    };
     let n_actions = config.model.n_actions();
     let recurrent = !model.initial_state(1).is_empty();
     let mut extra = Counters::from_json(&progress.extra);
@@ -271,6 +303,16 @@ pub fn train(
                 samples as f64 / seconds.max(1e-9),
             ));
             metrics.push(("sgd/samples".into(), samples as f64));
+        }
+        if let Some((every, set)) = &held_out {
+            if (iteration + 1) % every == 0 || iteration + 1 == iterations {
+                let scores = set.score(&model)?;
+                let baseline = set.baseline();
+                metrics.push(("valid/goal_ce".into(), scores.cross_entropy));
+                metrics.push(("valid/goal_accuracy".into(), scores.accuracy));
+                metrics.push(("valid/frequency_goal_ce".into(), baseline.cross_entropy));
+                metrics.push(("valid/frequency_goal_accuracy".into(), baseline.accuracy));
+            }
         }
         metrics.push(("train/lr".into(), adam.current_lr()));
         metrics.push(("train/prev_goal_kl_coeff".into(), coefficients.prev_goal_kl));
