@@ -290,6 +290,11 @@ pub struct AgentMission {
     /// the echo, MissionEnded): one of them closing means the client is gone,
     /// while a stray connection (a port scan) closing means nothing.
     mod_control: HashSet<ConnectionId>,
+    /// The observation, reward and video connections that delivered a whole
+    /// frame: the mod's. A broken frame on one of them means the mod's stream
+    /// is broken (an error, as before); on any other connection it is a
+    /// stranger's, dropped by the listener.
+    mod_data: HashSet<(Channel, ConnectionId)>,
 }
 
 /// A frame from an admitted peer.
@@ -360,6 +365,7 @@ pub async fn start_role_at(
         echo: None,
         early: VecDeque::new(),
         mod_control: HashSet::new(),
+        mod_data: HashSet::new(),
     })
 }
 
@@ -682,12 +688,17 @@ impl AgentMission {
         let control = channel == Channel::MissionControl;
         match event {
             ConnectionEvent::Connected => Ok(None),
-            ConnectionEvent::Frame(payload) => Ok(Some(Frame {
-                channel,
-                connection,
-                at,
-                payload,
-            })),
+            ConnectionEvent::Frame(payload) => {
+                if !control {
+                    self.mod_data.insert((channel, connection));
+                }
+                Ok(Some(Frame {
+                    channel,
+                    connection,
+                    at,
+                    payload,
+                }))
+            }
             // Observations and rewards close at a normal end, before MissionEnded;
             // the mod's mission-control connection closing first means the client
             // died.
@@ -699,6 +710,7 @@ impl AgentMission {
                 })
             }
             ConnectionEvent::Closed => {
+                self.mod_data.remove(&(channel, connection));
                 log::debug!(
                     "role {}: {} connection from {peer} closed",
                     self.role,
@@ -706,15 +718,21 @@ impl AgentMission {
                 );
                 Ok(None)
             }
-            // The listener dropped the connection and named the peer; the mod
-            // reconnects for its next frame, and if it does not, mission control's
-            // silence ends the mission within `timeouts.silence`.
-            ConnectionEvent::Malformed(_) => {
-                if control {
-                    self.mod_control.remove(&connection);
-                }
-                Ok(None)
+            // The mod's own stream broke: the rest of it cannot be framed.
+            ConnectionEvent::Malformed(detail)
+                if (control && self.mod_control.contains(&connection))
+                    || self.mod_data.remove(&(channel, connection)) =>
+            {
+                self.state = MissionState::Ended;
+                Err(AgentError::Protocol {
+                    channel: channel.name(),
+                    detail,
+                })
             }
+            // A connection that never spoke the protocol (a port scan, a
+            // stranger's hostile length prefix): the listener dropped it and
+            // named the peer; the mission goes on.
+            ConnectionEvent::Malformed(_) => Ok(None),
         }
     }
 }
