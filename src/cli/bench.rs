@@ -101,16 +101,16 @@ pub struct MctsBenchArgs {
     #[arg(long, value_delimiter = ',', default_value = "transformer,small")]
     pub models: Vec<String>,
     /// Simulations per move (0: the policy head, no search).
-    #[arg(long, value_delimiter = ',', default_value = "0,1,10,20,100")]
+    #[arg(long, value_delimiter = ',', default_value = "0,1,10,20,100", value_parser = crate::cli::numeric::count::<u32>(crate::cli::numeric::SIMS))]
     pub sims: Vec<u32>,
     /// Devices (cpu, cuda) [default: cpu, and cuda when available].
     #[arg(long, value_delimiter = ',')]
     pub devices: Vec<DeviceChoice>,
     /// Seconds of assistant moves timed per row (at least --min-moves moves).
-    #[arg(long, default_value_t = 2.0)]
-    pub seconds: f64,
+    #[arg(long, default_value = "2.0", value_parser = crate::cli::numeric::seconds)]
+    pub seconds: crate::cli::numeric::Seconds,
     /// Fewest moves timed per row.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::cli::numeric::count::<u64>(crate::cli::numeric::ITERATIONS))]
     pub min_moves: u64,
     /// The human (player 0); its moves are not timed.
     #[arg(
@@ -127,16 +127,16 @@ pub struct MctsBenchArgs {
     #[arg(long, value_name = "N", value_parser = super::torch_threads::parse)]
     pub torch_threads: Option<usize>,
     /// Self-play's simulations per move (0 skips self-play).
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::SIMS))]
     pub selfplay_sims: usize,
     /// Self-play's environments.
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 4, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::BATCH))]
     pub selfplay_envs: usize,
     /// Self-play's threads [default: the available cores].
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::THREADS))]
     pub selfplay_threads: Option<usize>,
     /// Self-play steps timed per environment (after one untimed step).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::ITERATIONS))]
     pub selfplay_steps: usize,
 }
 
@@ -147,29 +147,29 @@ pub struct NnBenchArgs {
     #[arg(long, value_delimiter = ',', default_value = "paper,small,transformer")]
     pub models: Vec<String>,
     /// Batch sizes for the batch-size table.
-    #[arg(long, value_delimiter = ',', default_value = "1,8,32,128")]
+    #[arg(long, value_delimiter = ',', default_value = "1,8,32,128", value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::BATCH))]
     pub batches: Vec<usize>,
     /// Time budget per measurement in seconds (at least one call runs).
-    #[arg(long, default_value_t = 2.0)]
-    pub seconds: f64,
+    #[arg(long, default_value = "2.0", value_parser = crate::cli::numeric::seconds)]
+    pub seconds: crate::cli::numeric::Seconds,
     /// Model behind the inference service (paper, small, transformer; `none` to
     /// skip the service).
     #[arg(long, default_value = "small")]
     pub service_model: String,
     /// Concurrent callers of each service run.
-    #[arg(long, value_delimiter = ',', default_value = "1,4,16")]
+    #[arg(long, value_delimiter = ',', default_value = "1,4,16", value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::THREADS))]
     pub callers: Vec<usize>,
     /// Seconds each service run lasts.
-    #[arg(long, default_value_t = 3.0)]
-    pub service_seconds: f64,
+    #[arg(long, default_value = "3.0", value_parser = crate::cli::numeric::seconds)]
+    pub service_seconds: crate::cli::numeric::Seconds,
     /// The service's largest batch.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::BATCH))]
     pub max_batch: usize,
     /// The service's longest wait for more requests, in microseconds.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = crate::cli::numeric::count::<u64>(crate::cli::numeric::WAIT_US))]
     pub max_wait_us: u64,
     /// libtorch intra-op threads [default: the available cores].
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::THREADS))]
     pub threads: Option<usize>,
     /// Where to run the models: cpu, cuda, or auto (CUDA when available).
     #[arg(long, default_value_t = DeviceChoice::Auto)]
@@ -180,13 +180,13 @@ pub struct NnBenchArgs {
 #[derive(Debug, Args)]
 pub struct BridgeBenchArgs {
     /// Observations read per measurement.
-    #[arg(long, default_value_t = 20_000)]
+    #[arg(long, default_value_t = 20_000, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::ITERATIONS))]
     pub iterations: usize,
     /// Timed command-to-observation round trips (after 50 untimed ones).
-    #[arg(long, default_value_t = 1_000)]
+    #[arg(long, default_value_t = 1_000, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::ITERATIONS))]
     pub round_trips: usize,
     /// The emulator's time between observations, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 1)]
+    #[arg(long, value_name = "MS", default_value_t = 1, value_parser = crate::cli::numeric::count::<u64>(crate::cli::numeric::POSITIVE_MILLIS))]
     pub tick_ms: u64,
 }
 
@@ -194,11 +194,11 @@ pub struct BridgeBenchArgs {
 #[derive(Debug, Args)]
 pub struct DaemonBenchArgs {
     /// How long the episode runs, roughly, in seconds.
-    #[arg(long, default_value_t = 30.0)]
-    pub seconds: f64,
+    #[arg(long, default_value = "30.0", value_parser = crate::cli::numeric::seconds)]
+    pub seconds: crate::cli::numeric::Seconds,
     /// The step period, in seconds.
-    #[arg(long, default_value_t = 0.2)]
-    pub step_period: f64,
+    #[arg(long, default_value = "0.2", value_parser = crate::cli::numeric::seconds)]
+    pub step_period: crate::cli::numeric::Seconds,
     /// The agent playing both seats.
     #[arg(
         long,
@@ -213,12 +213,12 @@ pub struct DaemonBenchArgs {
 pub struct EnvBenchArgs {
     /// Repetitions per scenario, each from a fresh env (min and median are over
     /// them). More than the reference's 5, as ours are short.
-    #[arg(long, default_value_t = 25)]
+    #[arg(long, default_value_t = 25, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::ITERATIONS))]
     pub reps: usize,
     /// Environment steps per repetition: 2,000 as in the reference's bench, so
     /// that a repetition mixes early and late steps of episodes as the
     /// reference's do (early ones cost more: the world is open).
-    #[arg(long, default_value_t = 2_000)]
+    #[arg(long, default_value_t = 2_000, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::ITERATIONS))]
     pub steps: usize,
     /// Seed of the first repetition (repetition r uses seed + r).
     #[arg(long, default_value_t = 0)]
@@ -231,17 +231,17 @@ pub struct EnvBenchArgs {
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Environments in the vectorised-API measurement.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::BATCH))]
     pub vec_envs: usize,
     /// Threads of the vectorised-API measurement, against 1 [default: the
     /// available cores].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::THREADS))]
     pub vec_threads: Option<usize>,
     /// Steps per round of the vectorised-API measurement.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::ITERATIONS))]
     pub vec_steps: usize,
     /// Alternating rounds (1 thread, then all) of the vectorised-API measurement.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::ITERATIONS))]
     pub vec_rounds: usize,
     /// Run only these rollouts (comma-separated, e.g. `walk_uniform_los`), for
     /// profiling one of them; the table then shows only their scenarios.
@@ -596,10 +596,6 @@ fn bench_model(key: &str) -> anyhow::Result<&'static BenchModel> {
 
 fn nn(args: &NnBenchArgs) -> anyhow::Result<u8> {
     anyhow::ensure!(
-        args.seconds > 0.0 && args.service_seconds > 0.0,
-        "--seconds and --service-seconds must be positive"
-    );
-    anyhow::ensure!(
         args.batches.iter().chain(&args.callers).all(|&n| n > 0),
         "--batches and --callers must be positive"
     );
@@ -619,7 +615,7 @@ fn nn(args: &NnBenchArgs) -> anyhow::Result<u8> {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     tch::set_num_threads(threads as i32);
     let dir = super::shared_dir().join("models");
-    let budget = std::time::Duration::from_secs_f64(args.seconds);
+    let budget = args.seconds.duration();
     println!(
         "mbag bench nn: device {device:?}, {threads} libtorch threads, about {:.1} s per measurement",
         args.seconds
@@ -688,7 +684,7 @@ fn nn(args: &NnBenchArgs) -> anyhow::Result<u8> {
         max_wait: std::time::Duration::from_micros(args.max_wait_us),
         ..ServiceConfig::default()
     };
-    let duration = std::time::Duration::from_secs_f64(args.service_seconds);
+    let duration = args.service_seconds.duration();
     let mut model =
         load_model(&dir, m, device).with_context(|| format!("building model {}", m.config))?;
     let obs = observations(&model, 16, 1);
@@ -778,11 +774,8 @@ fn daemon(args: &DaemonBenchArgs) -> anyhow::Result<u8> {
     use crate::daemon::lockstep::LockstepSettings;
     use crate::nn::ServiceAgents;
 
-    anyhow::ensure!(
-        args.seconds > 0.0 && args.step_period > 0.0,
-        "--seconds and --step-period must be positive"
-    );
-    let steps = (args.seconds / args.step_period).ceil() as u64;
+    // Both are positive and bounded (`Seconds`), so the quotient is finite.
+    let steps = (args.seconds.as_secs_f64() / args.step_period.as_secs_f64()).ceil() as u64;
     let config = crate::sim::config::Config::from_json(&serde_json::json!({
         "num_players": 2,
         "world_size": [11, 10, 10],
@@ -808,11 +801,11 @@ fn daemon(args: &DaemonBenchArgs) -> anyhow::Result<u8> {
         recording: dir.join("bench.jsonl"),
         fsync: crate::recording::Fsync::Never,
         lockstep: LockstepSettings {
-            step_period: std::time::Duration::from_secs_f64(args.step_period),
+            step_period: args.step_period.duration(),
             max_steps: Some(steps),
             ..LockstepSettings::default()
         },
-        agent_address: "127.0.0.1".into(),
+        agent_address: std::net::Ipv4Addr::LOCALHOST.into(),
         timeouts: malmo_bridge::agent::Timeouts::default(),
         episode_id: "bench-daemon".into(),
         start_from: None,
@@ -904,7 +897,6 @@ fn mcts(args: &MctsBenchArgs) -> anyhow::Result<u8> {
     };
     use crate::nn::{ModelConfig, ServiceAgents};
 
-    anyhow::ensure!(args.seconds > 0.0, "--seconds must be positive");
     let models: Vec<&BenchModel> = args
         .models
         .iter()
@@ -923,7 +915,7 @@ fn mcts(args: &MctsBenchArgs) -> anyhow::Result<u8> {
     let torch_threads = args.torch_threads.unwrap_or(cores);
     let goals = super::evaluate::goal_config_named(&args.goals, None)?;
     let dir = super::shared_dir().join("models");
-    let budget = std::time::Duration::from_secs_f64(args.seconds);
+    let budget = args.seconds.duration();
     println!(
         "mbag bench mcts: human {}, goals {}, {torch_threads} libtorch threads, about {:.1} s per row",
         args.human, args.goals, args.seconds

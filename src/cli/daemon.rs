@@ -1,5 +1,6 @@
 //! `mbag play`, `mbag record` and `mbag watch`: the daemon's three uses.
 
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -55,9 +56,12 @@ pub struct DaemonArgs {
     /// The emulator plays mbag's patched mod (exact block-change events).
     #[arg(long, requires = "emulated")]
     pub patched_mod: bool,
-    /// Where Minecraft clients reach this machine.
-    #[arg(long, value_name = "HOST", default_value = "127.0.0.1")]
-    pub agent_address: String,
+    /// The address of this machine the Minecraft clients connect to; the
+    /// daemon's listeners bind it alone and admit only the clients' addresses
+    /// (loopback by default: give an address of this machine that remote
+    /// clients can reach).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1", value_parser = parse_agent_address)]
+    pub agent_address: IpAddr,
     /// Where goals come from: paper (the study's CraftAssist houses), paper_train,
     /// a generator name (random, basic, tutorial, ...) or a .json goal config.
     #[arg(long, value_name = "GENERATOR")]
@@ -70,18 +74,18 @@ pub struct DaemonArgs {
     pub world_size: Option<WorldSize>,
     /// Steps after which the env ends the episode (the study used 10^9: it
     /// ends when the house is built).
-    #[arg(long, value_name = "N", default_value_t = 1_000_000_000)]
+    #[arg(long, value_name = "N", default_value_t = 1_000_000_000, value_parser = crate::cli::numeric::count::<u64>(crate::cli::numeric::STEPS))]
     pub horizon: u64,
     /// Stop (and finish the recording) after this many steps.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::cli::numeric::count::<u64>(crate::cli::numeric::STEPS))]
     pub max_steps: Option<u64>,
     /// Seed of the goal, start and agents.
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub seed: u64,
     /// Longest a step waits for a human action, in seconds (the study's
     /// action_delay).
-    #[arg(long, value_name = "SECONDS", default_value_t = 0.8)]
-    pub step_period: f64,
+    #[arg(long, value_name = "SECONDS", default_value = "0.8", value_parser = crate::cli::numeric::seconds)]
+    pub step_period: crate::cli::numeric::Seconds,
     /// Players have a palette of finite blocks instead of infinite blocks.
     #[arg(long)]
     pub finite_blocks: bool,
@@ -107,8 +111,8 @@ pub struct DaemonArgs {
     #[arg(long, value_name = "N", value_parser = super::torch_threads::parse)]
     pub torch_threads: Option<usize>,
     /// How long to wait for Minecraft to start the mission, in seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 120.0)]
-    pub start_timeout: f64,
+    #[arg(long, value_name = "SECONDS", default_value = "120.0", value_parser = crate::cli::numeric::seconds)]
+    pub start_timeout: crate::cli::numeric::Seconds,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -212,6 +216,21 @@ pub(crate) fn parse_client(text: &str) -> Result<ClientAddr, String> {
         return Err(format!("{text:?} has no host"));
     }
     Ok(ClientAddr::new(host, port))
+}
+
+/// Parses `--agent-address`: an IP address of this machine. The unspecified
+/// address is refused: the clients are told this address, and "every
+/// interface" is not one they can connect to.
+pub(crate) fn parse_agent_address(text: &str) -> Result<IpAddr, String> {
+    let ip: IpAddr = text.trim().parse().map_err(|_| {
+        format!("{text:?} is not an IP address of this machine, e.g. 127.0.0.1 or 192.168.1.20")
+    })?;
+    if ip.is_unspecified() {
+        return Err(format!(
+            "{text} means every interface; give the one address the Minecraft clients reach this machine at"
+        ));
+    }
+    Ok(ip)
 }
 
 /// One seat of the episode to build.
@@ -332,7 +351,7 @@ fn env_config(
         },
         "malmo": {
             "use_malmo": true,
-            "action_delay": common.step_period,
+            "action_delay": common.step_period.as_secs_f64(),
             "restrict_players": true,
             "use_spectator": common.spectator,
         },
@@ -346,10 +365,6 @@ fn run(
     seats: Vec<SeatPlan>,
     session: Option<SessionKind>,
 ) -> anyhow::Result<u8> {
-    anyhow::ensure!(
-        common.step_period > 0.0 && common.step_period.is_finite(),
-        "--step-period must be a positive number of seconds"
-    );
     let config = env_config(common, &seats, session)?;
     let goals_name = common.goals.clone().unwrap_or_else(|| {
         if session == Some(SessionKind::Tutorial) {
@@ -401,14 +416,17 @@ fn run(
             FsyncArg::Never => Fsync::Never,
         },
         lockstep: LockstepSettings {
-            step_period: Duration::from_secs_f64(common.step_period),
+            step_period: common.step_period.duration(),
             max_steps: common.max_steps,
             keep_observations: common.keep_observations,
             ..LockstepSettings::default()
         },
-        agent_address: common.agent_address.clone(),
+        agent_address: common.agent_address,
+        // Starting covers both waits: role 0's server appearing, and every
+        // role's echo once the MissionInit is accepted.
         timeouts: Timeouts {
-            find_server: Duration::from_secs_f64(common.start_timeout.max(1.0)),
+            find_server: common.start_timeout.duration(),
+            begin: common.start_timeout.duration(),
             ..Timeouts::default()
         },
         episode_id,

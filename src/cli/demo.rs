@@ -50,14 +50,14 @@ pub struct DemoArgs {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Maximum number of steps.
-    #[arg(long, default_value_t = 1500)]
+    #[arg(long, default_value_t = 1500, value_parser = crate::cli::numeric::count::<u64>(crate::cli::numeric::STEPS))]
     pub horizon: u64,
     /// Folder of CraftAssist houses [default: ../shared/data/houses/craftassist];
     /// without one, the tutorial house is built.
     #[arg(long, value_name = "DIR")]
     pub houses: Option<PathBuf>,
     /// Print progress every this many steps (0: only the summary).
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = crate::cli::numeric::count::<u64>(crate::cli::numeric::EVERY))]
     pub every: u64,
 }
 

@@ -106,7 +106,7 @@ pub struct EvaluateArgs {
     #[arg(long, value_name = "SPEC")]
     pub assistant: AgentSpec,
     /// Number of episodes.
-    #[arg(long, value_name = "N", default_value_t = 10)]
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::EPISODES))]
     pub episodes: usize,
     /// Where goals come from (see below).
     #[arg(long, value_name = "GENERATOR", default_value = "paper")]
@@ -118,21 +118,21 @@ pub struct EvaluateArgs {
     pub houses: Option<PathBuf>,
     /// MCTS simulations per move for pikl/az specs that do not set `?sims=` (the
     /// paper evaluates with 20).
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", value_parser = crate::cli::numeric::count::<u32>(crate::cli::numeric::SIMS))]
     pub sims: Option<u32>,
     /// Run seed: episode i is the same for the same seed, whatever --threads is.
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub seed: u64,
     /// Worker threads [default: available cores].
-    #[arg(long, value_name = "T")]
+    #[arg(long, value_name = "T", value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::THREADS))]
     pub threads: Option<usize>,
     /// Episodes each worker thread keeps in flight, so that network agents'
     /// moves from many episodes meet in one batch; results do not depend on it
     /// [default: 16 with a network agent, else 1].
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::THREADS))]
     pub lanes: Option<usize>,
     /// Maximum steps per episode (episodes also end when the goal is built).
-    #[arg(long, default_value_t = 1500)]
+    #[arg(long, default_value_t = 1500, value_parser = crate::cli::numeric::count::<u64>(crate::cli::numeric::STEPS))]
     pub horizon: u64,
     /// World size, WxHxD.
     #[arg(long, value_name = "WxHxD", default_value = "11x10x10", value_parser = parse_world_size)]
@@ -155,10 +155,10 @@ pub struct EvaluateArgs {
     pub device: DeviceChoice,
     /// Most leaves one network call evaluates; searches on every episode thread
     /// share each model's inference thread, which batches their leaves.
-    #[arg(long, value_name = "N", default_value_t = 64)]
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::BATCH))]
     pub max_batch: usize,
     /// How long the inference thread waits to fill a batch, in microseconds.
-    #[arg(long, value_name = "US", default_value_t = 500)]
+    #[arg(long, value_name = "US", default_value_t = 500, value_parser = crate::cli::numeric::count::<u64>(crate::cli::numeric::WAIT_US))]
     pub max_wait_us: u64,
     /// libtorch's intra-op threads for network agents [default on the CPU: the
     /// cores divided by --threads, at least 1]. libtorch otherwise starts one per
@@ -169,18 +169,7 @@ pub struct EvaluateArgs {
 }
 
 pub(crate) fn parse_world_size(text: &str) -> Result<WorldSize, String> {
-    let parts: Vec<&str> = text.split(['x', ',']).collect();
-    let dims: Vec<usize> = parts
-        .iter()
-        .map(|p| p.trim().parse::<usize>())
-        .collect::<Result<_, _>>()
-        .map_err(|_| format!("{text:?} is not WxHxD, e.g. 11x10x10"))?;
-    match dims[..] {
-        [w, h, d] if w >= 3 && h >= 3 && d >= 3 => Ok(WorldSize::new(w, h, d)),
-        _ => Err(format!(
-            "{text:?} is not WxHxD with every side at least 3, e.g. 11x10x10"
-        )),
-    }
+    super::numeric::world_size(text)
 }
 
 /// The goal generator named by `--goals`.

@@ -47,7 +47,7 @@ pub struct StatsArgs {
     #[arg(long, value_name = "GENERATOR", default_values_t = ["procedural_house".to_owned(), "held_out".to_owned()])]
     pub goals: Vec<String>,
     /// Goals drawn from each.
-    #[arg(long, value_name = "N", default_value_t = 200)]
+    #[arg(long, value_name = "N", default_value_t = 200, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::EPISODES))]
     pub count: usize,
     /// Where goals come from.
     #[command(flatten)]
@@ -61,7 +61,7 @@ pub struct ShowArgs {
     #[arg(long, value_name = "GENERATOR", default_value = "procedural_house")]
     pub goals: String,
     /// Goals to draw.
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::EPISODES))]
     pub count: usize,
     /// Where goals come from.
     #[command(flatten)]

@@ -99,14 +99,14 @@ pub enum MalmoCommand {
 #[derive(Debug, Args)]
 pub struct EmulatorArgs {
     /// How many clients to emulate.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::CLIENTS))]
     pub clients: usize,
     /// Client 0's mission-control port (commands ports are 1000 higher); 0 picks
     /// free ports and prints them.
-    #[arg(long, default_value_t = malmo_bridge::agent::DEFAULT_CONTROL_PORT)]
+    #[arg(long, default_value_t = malmo_bridge::agent::DEFAULT_CONTROL_PORT, value_parser = crate::cli::numeric::count::<u16>(crate::cli::numeric::PORT_OR_ZERO))]
     pub port: u16,
     /// How long role 0 takes to create its world, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 500)]
+    #[arg(long, value_name = "MS", default_value_t = 500, value_parser = crate::cli::numeric::count::<u64>(crate::cli::numeric::MILLIS))]
     pub world_delay_ms: u64,
     /// Stop when standard input reaches its end (as well as on Ctrl-C).
     #[arg(long)]
@@ -203,7 +203,7 @@ impl FromStr for WorldArg {
 #[derive(Debug, Args)]
 pub struct MissionXmlArgs {
     /// Number of players (the spectator, if any, comes on top).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::PLAYERS))]
     pub players: usize,
     /// Seat only humans, named player_0, player_1, ... (data collection).
     #[arg(long)]
@@ -223,7 +223,7 @@ pub struct MissionXmlArgs {
     #[arg(long, value_name = "W,H,D", default_value = "11,10,10")]
     pub world: WorldArg,
     /// The role whose document to print (role 0 alone has forceReset="true").
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = crate::cli::numeric::count::<u32>(crate::cli::numeric::ROLE))]
     pub role: u32,
     /// The goal: tutorial (the default, a small house built into the simulator),
     /// basic, simple-overhang, random, empty, or a JSON file holding a world-sized
@@ -253,7 +253,18 @@ pub fn run(command: MalmoCommand) -> anyhow::Result<u8> {
 fn emulator(args: &EmulatorArgs) -> anyhow::Result<u8> {
     use malmo_bridge::emulator::{Emulator, EmulatorConfig, Ports, Transcript};
 
-    ensure!(args.clients > 0, "--clients must be at least 1");
+    // Client i listens on port + i and its commands on 1000 above that.
+    let last = u32::from(args.port)
+        + args.clients as u32
+        + u32::from(malmo_bridge::agent::COMMANDS_PORT_OFFSET)
+        - 1;
+    ensure!(
+        args.port == 0 || last <= u32::from(u16::MAX),
+        "--port {} with --clients {} needs ports up to {last} (commands ports are 1000 above \
+         the control ports); the largest port is 65535",
+        args.port,
+        args.clients
+    );
     let transcript = match &args.transcript {
         Some(path) => {
             let file = std::fs::File::create(path)

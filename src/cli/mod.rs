@@ -7,6 +7,7 @@ mod evaluate;
 mod goals;
 mod malmo;
 mod nn;
+pub mod numeric;
 mod plot;
 mod probe;
 mod recording;

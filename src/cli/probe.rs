@@ -11,16 +11,16 @@ use malmo_bridge::agent::{ClientAddr, DEFAULT_CONTROL_PORT, probe};
 pub struct ProbeArgs {
     /// Mission-control port(s) to ask (repeatable). Default: 10000, or
     /// 10000..10000+N with --clients N.
-    #[arg(long = "port", value_name = "P")]
+    #[arg(long = "port", value_name = "P", value_parser = crate::cli::numeric::count::<u16>(crate::cli::numeric::PORT))]
     pub ports: Vec<u16>,
     /// Ask the N clients of a local MBAG pool (ports 10000+i).
-    #[arg(long, value_name = "N", conflicts_with = "ports")]
+    #[arg(long, value_name = "N", conflicts_with = "ports", value_parser = crate::cli::numeric::count::<u16>(crate::cli::numeric::CLIENTS))]
     pub clients: Option<u16>,
     /// Host the clients run on.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: String,
     /// How long to wait for each answer, in milliseconds.
-    #[arg(long, default_value_t = 3000)]
+    #[arg(long, default_value_t = 3000, value_parser = crate::cli::numeric::count::<u64>(crate::cli::numeric::POSITIVE_MILLIS))]
     pub timeout_ms: u64,
     /// Only check that the clients answer; skip the brief reservation that tells
     /// idle from busy and checks the Malmo version.

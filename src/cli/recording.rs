@@ -84,7 +84,7 @@ pub struct ReplayArgs {
     /// The recording.
     pub path: PathBuf,
     /// Print a progress line every this many steps (0: only the end).
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = crate::cli::numeric::count::<u64>(crate::cli::numeric::EVERY))]
     pub every: u64,
     /// Replay in the in-process Minecraft emulator.
     #[arg(long, conflicts_with = "clients")]
@@ -93,18 +93,20 @@ pub struct ReplayArgs {
     #[arg(long = "client", value_name = "HOST:PORT", value_parser = super::daemon::parse_client)]
     pub clients: Vec<malmo_bridge::agent::ClientAddr>,
     /// In Minecraft: seconds per step.
-    #[arg(long, value_name = "SECONDS", default_value_t = 0.8)]
-    pub step_period: f64,
+    #[arg(long, value_name = "SECONDS", default_value = "0.8", value_parser = crate::cli::numeric::seconds)]
+    pub step_period: crate::cli::numeric::Seconds,
     /// In Minecraft: replay at most this many steps.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::cli::numeric::count::<u64>(crate::cli::numeric::STEPS))]
     pub max_steps: Option<u64>,
     /// In Minecraft: where the replay's own recording goes [default:
     /// mbag-recordings/replay-<episode>.jsonl].
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// In Minecraft: where Minecraft clients reach this machine.
-    #[arg(long, value_name = "HOST", default_value = "127.0.0.1")]
-    pub agent_address: String,
+    /// In Minecraft: the address of this machine the clients connect to; the
+    /// daemon listens on it alone (loopback by default: give an address of
+    /// this machine that remote clients can reach).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1", value_parser = super::daemon::parse_agent_address)]
+    pub agent_address: std::net::IpAddr,
 }
 
 /// Arguments of `mbag recording stats`.
@@ -145,7 +147,7 @@ pub struct SimulateArgs {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Most steps to record.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, value_parser = crate::cli::numeric::count::<u64>(crate::cli::numeric::STEPS))]
     pub steps: u64,
     /// Also write a SHA-256 of the state on every step.
     #[arg(long)]
@@ -492,10 +494,6 @@ fn replay_in_minecraft(rec: &Recording, args: &ReplayArgs) -> anyhow::Result<u8>
     use crate::daemon::episode::{EpisodeSettings, Minecraft, Mode, replay_settings};
     use crate::daemon::lockstep::LockstepSettings;
 
-    anyhow::ensure!(
-        args.step_period > 0.0 && args.step_period.is_finite(),
-        "--step-period must be a positive number of seconds"
-    );
     let episode_id = format!("replay-{}", rec.header.episode_id);
     let out = args
         .out
@@ -520,11 +518,11 @@ fn replay_in_minecraft(rec: &Recording, args: &ReplayArgs) -> anyhow::Result<u8>
         recording: out,
         fsync: crate::recording::Fsync::HeaderAndFooter,
         lockstep: LockstepSettings {
-            step_period: std::time::Duration::from_secs_f64(args.step_period),
+            step_period: args.step_period.duration(),
             max_steps: args.max_steps,
             ..LockstepSettings::default()
         },
-        agent_address: args.agent_address.clone(),
+        agent_address: args.agent_address,
         timeouts: malmo_bridge::agent::Timeouts::default(),
         episode_id,
         start_from: None,

@@ -10,13 +10,10 @@
 
 use crate::nn::DeviceChoice;
 
-/// Parses `--torch-threads`: a positive count.
+/// Parses `--torch-threads`: a positive count, at most
+/// [`THREADS`](super::numeric::THREADS)' end (libtorch takes an `i32`).
 pub(crate) fn parse(text: &str) -> Result<usize, String> {
-    match text.trim().parse::<usize>() {
-        Ok(0) => Err("must be at least 1 (libtorch needs a thread to run on)".into()),
-        Ok(n) => Ok(n),
-        Err(_) => Err(format!("{text:?} is not a thread count")),
-    }
+    super::numeric::count::<usize>(super::numeric::THREADS).parse(text)
 }
 
 /// The default for a command running `workers` threads of its own: the cores
@@ -52,7 +49,8 @@ mod tests {
     #[test]
     fn zero_and_garbage_are_refused() {
         assert_eq!(parse("3"), Ok(3));
-        assert!(parse("0").unwrap_err().contains("at least 1"));
+        assert!(parse("0").unwrap_err().contains("from 1 to"));
+        assert!(parse("4294967297").is_err());
         assert!(parse("two").is_err());
         assert!(default_for(usize::MAX) == 1 && default_for(0) >= 1);
     }

@@ -98,11 +98,11 @@ pub struct BcArgs {
     #[arg(long, default_value_t = DeviceChoice::Auto)]
     pub device: DeviceChoice,
     /// libtorch's intra-op threads (default: all cores).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::THREADS))]
     pub threads: Option<usize>,
     /// Stop after this many steps of this invocation, checkpointing first (a
     /// time-boxed run; `--resume` continues it).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::numeric::count::<u64>(crate::cli::numeric::ITERATIONS))]
     pub stop_after: Option<u64>,
     /// Stop after this many minutes of training in this invocation, checkpointing
     /// first (the time before the first step, loading the data and the first

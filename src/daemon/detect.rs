@@ -428,6 +428,13 @@ fn looking_at(size: WorldSize, obs: &DecodedObservation, pos: PlayerPos) -> Opti
 /// How many unused block-change events the detector keeps.
 const MAX_ATTRIBUTIONS: usize = 64;
 
+/// The most human actions queued per player. The loop takes one per step, and a
+/// person produces a handful per observation at most, so a full queue means
+/// minutes of backlog or a flood of forged observations: further actions are
+/// dropped (the earliest are kept, so the queue stays a consistent prefix of
+/// what the person did) and the next sync repairs the world from Minecraft.
+pub const MAX_QUEUED_ACTIONS: usize = 1024;
+
 /// An environment action detected for a player.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HumanAction {
@@ -459,6 +466,8 @@ pub struct Detector {
     last_seq: u64,
     /// Places and breaks attributed by the mod's events rather than inferred.
     attributed_by_mod: u64,
+    /// Human actions dropped because their player's queue was full.
+    dropped: u64,
 }
 
 impl Detector {
@@ -476,6 +485,7 @@ impl Detector {
             attributions: Vec::new(),
             last_seq: 0,
             attributed_by_mod: 0,
+            dropped: 0,
             config,
         }
     }
@@ -492,6 +502,12 @@ impl Detector {
     /// How many places and breaks the mod's events attributed.
     pub fn attributed_by_mod(&self) -> u64 {
         self.attributed_by_mod
+    }
+
+    /// How many human actions were dropped because their player already had
+    /// [`MAX_QUEUED_ACTIONS`] queued.
+    pub fn dropped_actions(&self) -> u64 {
+        self.dropped
     }
 
     /// The detector's configuration.
@@ -557,13 +573,25 @@ impl Detector {
         // Decision 2: moves first.
         moves.append(&mut others);
         for a in &moves {
-            if self.config.humans[a.player.0] {
-                self.queues[a.player.0].push_back(a.action);
-            } else {
+            let queue = &mut self.queues[a.player.0];
+            if !self.config.humans[a.player.0] {
                 debug!(
                     "dropping {:?} attributed to AI player {}",
                     a.action, a.player
                 );
+            } else if queue.len() < MAX_QUEUED_ACTIONS {
+                queue.push_back(a.action);
+            } else {
+                self.dropped += 1;
+                // The first drop and then every thousandth: a flood must not
+                // flood the log too.
+                if self.dropped == 1 || self.dropped.is_multiple_of(1000) {
+                    warn!(
+                        "player {}'s queue of human actions is full ({MAX_QUEUED_ACTIONS}): \
+                         dropped {:?} ({} dropped so far); syncs bring the simulator back to Minecraft",
+                        a.player, a.action, self.dropped
+                    );
+                }
             }
         }
         Ok(moves)
@@ -927,6 +955,25 @@ mod tests {
             .iter()
             .map(|&k| Action::new(k, Default::default(), BlockId::AIR))
             .collect()
+    }
+
+    #[test]
+    fn a_full_queue_drops_further_actions_and_counts_them() {
+        let world = Blocks::initial_world(SIZE);
+        let mut d = Detector::new(config(1, 0, true), world, &[PlayerPos::new(0.5, 2.0, 0.5)]);
+        // Stepping back and forth: one move per observation, none taken.
+        let extra = 10;
+        for i in 0..MAX_QUEUED_ACTIONS + extra {
+            let x = if i % 2 == 0 { 1.5 } else { 0.5 };
+            assert_eq!(d.observe(PlayerId(0), &at([x, 2.0, 0.5])).unwrap().len(), 1);
+        }
+        assert_eq!(d.queued(PlayerId(0)).count(), MAX_QUEUED_ACTIONS);
+        assert_eq!(d.dropped_actions(), extra as u64);
+        // The kept actions are the earliest ones, in order.
+        assert_eq!(
+            d.next_action(PlayerId(0)).map(|a| a.kind),
+            Some(ActionType::MovePosX)
+        );
     }
 
     #[test]

@@ -114,8 +114,9 @@ pub struct EpisodeSettings {
     pub fsync: Fsync,
     /// The loop's settings.
     pub lockstep: LockstepSettings,
-    /// Where Minecraft clients reach this machine.
-    pub agent_address: String,
+    /// Where Minecraft clients reach this machine: the agent's listeners bind
+    /// it (loopback for clients on this machine) and the MissionInit names it.
+    pub agent_address: std::net::IpAddr,
     /// Protocol time limits.
     pub timeouts: Timeouts,
     /// A name for the episode (the mission's experiment id and the recording's
@@ -351,7 +352,7 @@ pub async fn run_episode(
         mission,
         &clients,
         &settings.episode_id,
-        &settings.agent_address,
+        settings.agent_address,
         settings.timeouts,
     )
     .await?;

@@ -166,6 +166,9 @@ pub struct LoopStats {
     pub human_actions: u64,
     /// Places and breaks attributed by the patched mod's block-change events.
     pub attributed_by_mod: u64,
+    /// Human actions dropped because the player's queue was full
+    /// ([`MAX_QUEUED_ACTIONS`](super::detect::MAX_QUEUED_ACTIONS)).
+    pub human_actions_dropped: u64,
     /// Steps whose sync was skipped because an AI action was still running.
     pub syncs_skipped: u64,
 }
@@ -305,6 +308,7 @@ impl Lockstep {
     pub fn stats(&self) -> LoopStats {
         LoopStats {
             attributed_by_mod: self.detector.attributed_by_mod(),
+            human_actions_dropped: self.detector.dropped_actions(),
             ..self.stats.clone()
         }
     }

@@ -93,12 +93,13 @@ pub struct Session {
 
 impl Session {
     /// Starts `mission` on `clients` and waits until every role has begun.
-    /// `agent_address` is where the clients reach this machine.
+    /// `agent_address` is where the clients reach this machine (the listeners
+    /// bind it).
     pub async fn start(
         mission: Mission,
         clients: &[ClientAddr],
         experiment_id: &str,
-        agent_address: &str,
+        agent_address: std::net::IpAddr,
         timeouts: Timeouts,
     ) -> Result<Self, SessionError> {
         if clients.len() < mission.num_agents() {
@@ -196,7 +197,7 @@ mod tests {
             mission.clone(),
             &emulator.pool()[..1],
             "mbag-test",
-            "127.0.0.1",
+            std::net::Ipv4Addr::LOCALHOST.into(),
             timeouts(),
         )
         .await;
@@ -215,7 +216,7 @@ mod tests {
             mission,
             &emulator.pool(),
             "mbag-test",
-            "127.0.0.1",
+            std::net::Ipv4Addr::LOCALHOST.into(),
             timeouts(),
         )
         .await

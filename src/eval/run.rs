@@ -118,10 +118,13 @@ pub enum EvalError {
     /// An agent could not be built.
     #[error(transparent)]
     Agent(#[from] AgentSpecError),
-    /// The goal generator could not be built or gave up.
+    /// The goal generator could not be built (before any episode).
+    #[error("building the goal generator failed: {0}")]
+    GoalGenerator(#[source] GoalError),
+    /// The goal generator gave up on an episode's goal.
     #[error("episode {episode}: goal generation failed: {source}")]
     Goal {
-        /// The episode index (`usize::MAX` when building the generator).
+        /// The episode index.
         episode: usize,
         /// The generator's error.
         #[source]
@@ -453,10 +456,7 @@ pub fn evaluate(
             if !settings.assistant.is_none() {
                 agents.push(factory.build(&settings.assistant, ASSISTANT, &config)?);
             }
-            let mut goals = settings.goals.build().map_err(|source| EvalError::Goal {
-                episode: usize::MAX,
-                source,
-            })?;
+            let mut goals = settings.goals.build().map_err(EvalError::GoalGenerator)?;
             while !stop.load(Ordering::Relaxed) {
                 let index = next.fetch_add(1, Ordering::Relaxed);
                 if index >= settings.episodes {

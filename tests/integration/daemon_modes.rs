@@ -69,7 +69,7 @@ pub(super) fn settings(
             max_steps: Some(steps),
             ..LockstepSettings::default()
         },
-        agent_address: "127.0.0.1".into(),
+        agent_address: std::net::Ipv4Addr::LOCALHOST.into(),
         timeouts: Timeouts {
             find_server: Duration::from_secs(20),
             ..Timeouts::default()

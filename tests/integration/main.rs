@@ -7,6 +7,8 @@ mod detect_parity;
 mod daemon_modes;
 // Faults during a daemon episode: clear errors, readable recordings, no hangs.
 mod daemon_faults;
+// Strangers on the daemon's listeners: refused, survived, never recorded.
+mod daemon_hostile;
 mod evaluate_cli;
 mod goal_transforms;
 mod golden_episodes;
@@ -15,6 +17,8 @@ mod malmo_emulator_cli;
 // The real MalmoPython against the emulator, and the differential test of our
 // agent side against it.
 mod malmopython_peer;
+// Numeric options: extreme and malformed values are usage errors, not panics.
+mod numeric_cli;
 // The networks: golden parity, weight loading, checkpoints.
 mod nn;
 // The inference service, under the same libtorch lock.

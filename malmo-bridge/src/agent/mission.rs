@@ -2,6 +2,8 @@
 //! MalmoPython's `AgentHost` does, but with a deadline on every wait and typed
 //! errors that keep what each client said.
 
+use std::collections::{HashSet, VecDeque};
+use std::net::{IpAddr, Ipv4Addr};
 use std::time::{Duration, Instant, SystemTime};
 
 use tokio::io::AsyncWriteExt;
@@ -15,7 +17,8 @@ use crate::frame::encode_line;
 
 use super::client::{ClientAddr, exchange};
 use super::error::{AgentError, Attempt, Attempts, Stage, hint_for};
-use super::listeners::{Channel, ConnectionEvent, Incoming, Listeners};
+use super::listeners::{Channel, ConnectionEvent, ConnectionId, Incoming, Listeners};
+use super::peers::PeerFilter;
 use crate::mission_ended::{MissionEnded, MissionEndedStatus};
 use crate::mission_init::{AgentPorts, MissionInit, ServerConnection};
 
@@ -24,6 +27,11 @@ pub const RESERVATION_MS: u64 = 20_000;
 
 /// How many frames may wait between the listeners and the mission's reader.
 const INCOMING_CAPACITY: usize = 1024;
+
+/// How many frames that arrive before the MissionInit echo are kept for
+/// delivery after it (the oldest go first): a few seconds of one client's
+/// observations, which only the newest of matter once the mission runs.
+const EARLY_CAPACITY: usize = 256;
 
 /// Every deadline of the agent side. The defaults follow MBAG's own waits where it
 /// has them, and are much shorter than MalmoPython's 60 s per exchange where it
@@ -275,14 +283,29 @@ pub struct AgentMission {
     state: MissionState,
     last_control: Instant,
     echo: Option<MissionInit>,
-    /// Frames that arrived while waiting for the echo, delivered afterwards.
-    early: Vec<MissionEvent>,
+    /// Frames that arrived while waiting for the echo, delivered afterwards
+    /// (at most [`EARLY_CAPACITY`]).
+    early: VecDeque<MissionEvent>,
+    /// The mission-control connections that spoke the mod's protocol (a ping,
+    /// the echo, MissionEnded): one of them closing means the client is gone,
+    /// while a stray connection (a port scan) closing means nothing.
+    mod_control: HashSet<ConnectionId>,
+    /// The observation, reward and video connections that delivered a whole
+    /// frame: the mod's. A broken frame on one of them means the mod's stream
+    /// is broken (an error, as before); on any other connection it is a
+    /// stranger's, dropped by the listener.
+    mod_data: HashSet<(Channel, ConnectionId)>,
 }
 
-/// Starts one role: binds its listeners, finds role 0's server (roles > 0), and
-/// hands the MissionInit made by `mission_init` (from the bound ports and the
-/// server, if any) to a client. Role 0 must pass the clients it reserved with
-/// [`reserve_clients`]; other roles pass the whole pool.
+/// A frame from an admitted peer.
+struct Frame {
+    channel: Channel,
+    connection: ConnectionId,
+    at: Instant,
+    payload: Vec<u8>,
+}
+
+/// [`start_role_at`] with the listeners on loopback, for clients on this machine.
 pub async fn start_role(
     clients: &[ClientAddr],
     role: usize,
@@ -291,8 +314,37 @@ pub async fn start_role(
     mission_init: impl FnOnce(&AgentPorts, Option<&ServerConnection>) -> String,
     timeouts: Timeouts,
 ) -> Result<AgentMission, AgentError> {
+    let loopback = IpAddr::V4(Ipv4Addr::LOCALHOST);
+    start_role_at(
+        loopback,
+        clients,
+        role,
+        experiment_id,
+        video,
+        mission_init,
+        timeouts,
+    )
+    .await
+}
+
+/// Starts one role: binds its listeners on `address` (where the clients reach
+/// this machine; the MissionInit must name it), admitting connections from
+/// `clients` only, finds role 0's server (roles > 0), and hands the MissionInit
+/// made by `mission_init` (from the bound ports and the server, if any) to a
+/// client. Role 0 must pass the clients it reserved with [`reserve_clients`];
+/// other roles pass the whole pool.
+pub async fn start_role_at(
+    address: IpAddr,
+    clients: &[ClientAddr],
+    role: usize,
+    experiment_id: &str,
+    video: bool,
+    mission_init: impl FnOnce(&AgentPorts, Option<&ServerConnection>) -> String,
+    timeouts: Timeouts,
+) -> Result<AgentMission, AgentError> {
     let (tx, rx) = mpsc::channel(INCOMING_CAPACITY);
-    let listeners = Listeners::bind(video, tx).await?;
+    let peers = PeerFilter::resolve(clients).await;
+    let listeners = Listeners::bind(address, peers, video, tx).await?;
     let server = if role > 0 {
         Some(find_server_patiently(clients, experiment_id, &timeouts).await?)
     } else {
@@ -311,7 +363,9 @@ pub async fn start_role(
         state: MissionState::Starting,
         last_control: Instant::now(),
         echo: None,
-        early: Vec::new(),
+        early: VecDeque::new(),
+        mod_control: HashSet::new(),
+        mod_data: HashSet::new(),
     })
 }
 
@@ -351,13 +405,15 @@ impl AgentMission {
             let Some(frame) = self.check(incoming)? else {
                 continue;
             };
-            match frame {
-                (Channel::MissionControl, payload) => {
-                    let text = String::from_utf8_lossy(&payload).into_owned();
+            match frame.channel {
+                Channel::MissionControl => {
+                    let text = String::from_utf8_lossy(&frame.payload).into_owned();
                     if is_ping(&text) {
+                        self.spoke_the_protocol(&frame);
                         continue;
                     }
                     if text.contains("<MissionEnded") {
+                        self.spoke_the_protocol(&frame);
                         // Even a normal end before the echo means the mission never ran.
                         self.state = MissionState::Ended;
                         let ended = parse_mission_ended(&text)?;
@@ -375,19 +431,23 @@ impl AgentMission {
                             host: echo.connection.client_address.trim().to_owned(),
                             port: echo.connection.client_commands_port,
                         };
+                        self.spoke_the_protocol(&frame);
                         self.echo = Some(echo);
                         self.connect_commands(&endpoint).await?;
                         self.state = MissionState::Running;
                         return Ok(endpoint);
                     }
-                    return Err(AgentError::Protocol {
-                        channel: "mcp",
-                        detail: format!("unexpected message before the echo: {}", shorten(&text)),
-                    });
+                    log::warn!(
+                        "role {}: ignored an unexpected message before the echo: {}",
+                        self.role,
+                        shorten(&text)
+                    );
                 }
-                (channel, payload) => {
-                    let event = data_event(channel, payload);
-                    self.early.push(event);
+                channel => {
+                    if self.early.len() == EARLY_CAPACITY {
+                        self.early.pop_front();
+                    }
+                    self.early.push_back(data_event(channel, frame.payload));
                 }
             }
         }
@@ -461,8 +521,8 @@ impl AgentMission {
     /// than `timeouts.silence`, or the mod closing a channel before MissionEnded,
     /// is [`AgentError::ClientLost`].
     pub async fn next_event(&mut self) -> Result<MissionEvent, AgentError> {
-        if !self.early.is_empty() {
-            return Ok(self.early.remove(0));
+        if let Some(event) = self.early.pop_front() {
+            return Ok(event);
         }
         loop {
             if self.state == MissionState::Ended {
@@ -486,14 +546,15 @@ impl AgentMission {
                 }
                 Err(e) => return Err(e),
             };
-            let Some((channel, payload)) = self.check(incoming)? else {
+            let Some(frame) = self.check(incoming)? else {
                 continue;
             };
-            if channel != Channel::MissionControl {
-                return Ok(data_event(channel, payload));
+            if frame.channel != Channel::MissionControl {
+                return Ok(data_event(frame.channel, frame.payload));
             }
-            let text = String::from_utf8_lossy(&payload).into_owned();
+            let text = String::from_utf8_lossy(&frame.payload).into_owned();
             if is_ping(&text) {
+                self.spoke_the_protocol(&frame);
                 return Ok(MissionEvent::Ping);
             }
             if text.contains("<MissionEnded") {
@@ -509,10 +570,13 @@ impl AgentMission {
                     Ok(MissionEvent::Ended(ended))
                 };
             }
-            return Err(AgentError::Protocol {
-                channel: "mcp",
-                detail: format!("unexpected message: {}", shorten(&text)),
-            });
+            // Not the mod's: an admitted host's stray writes must not end the
+            // mission.
+            log::warn!(
+                "role {}: ignored an unexpected mission-control message: {}",
+                self.role,
+                shorten(&text)
+            );
         }
     }
 
@@ -601,35 +665,74 @@ impl AgentMission {
         }
     }
 
+    /// Notes that a mission-control frame was the mod's (a ping, the echo or
+    /// MissionEnded): its connection is the mod's, and the client is alive.
+    /// Only such frames reset the silence deadline, so a stray connection cannot
+    /// keep a dead client looking alive.
+    fn spoke_the_protocol(&mut self, frame: &Frame) {
+        self.mod_control.insert(frame.connection);
+        self.last_control = frame.at;
+    }
+
     /// Turns connection events into errors or frames; `None` for events that need
     /// nothing done.
-    fn check(&mut self, incoming: Incoming) -> Result<Option<(Channel, Vec<u8>)>, AgentError> {
-        let channel = incoming.channel;
-        if channel == Channel::MissionControl {
-            self.last_control = incoming.at;
-        }
-        match incoming.event {
+    fn check(&mut self, incoming: Incoming) -> Result<Option<Frame>, AgentError> {
+        let Incoming {
+            channel,
+            connection,
+            peer,
+            at,
+            event,
+            ..
+        } = incoming;
+        let control = channel == Channel::MissionControl;
+        match event {
             ConnectionEvent::Connected => Ok(None),
-            ConnectionEvent::Frame(payload) => Ok(Some((channel, payload))),
-            ConnectionEvent::Closed => match channel {
-                // Observations and rewards close at a normal end, before
-                // MissionEnded; mission control closing first means the client died.
-                Channel::MissionControl => {
-                    self.state = MissionState::Ended;
-                    Err(AgentError::ClientLost {
-                        role: self.role,
-                        reason: "the mission-control connection closed before MissionEnded".into(),
-                    })
+            ConnectionEvent::Frame(payload) => {
+                if !control {
+                    self.mod_data.insert((channel, connection));
                 }
-                _ => Ok(None),
-            },
-            ConnectionEvent::Malformed(detail) => {
+                Ok(Some(Frame {
+                    channel,
+                    connection,
+                    at,
+                    payload,
+                }))
+            }
+            // Observations and rewards close at a normal end, before MissionEnded;
+            // the mod's mission-control connection closing first means the client
+            // died.
+            ConnectionEvent::Closed if control && self.mod_control.remove(&connection) => {
+                self.state = MissionState::Ended;
+                Err(AgentError::ClientLost {
+                    role: self.role,
+                    reason: "the mission-control connection closed before MissionEnded".into(),
+                })
+            }
+            ConnectionEvent::Closed => {
+                self.mod_data.remove(&(channel, connection));
+                log::debug!(
+                    "role {}: {} connection from {peer} closed",
+                    self.role,
+                    channel.name()
+                );
+                Ok(None)
+            }
+            // The mod's own stream broke: the rest of it cannot be framed.
+            ConnectionEvent::Malformed(detail)
+                if (control && self.mod_control.contains(&connection))
+                    || self.mod_data.remove(&(channel, connection)) =>
+            {
                 self.state = MissionState::Ended;
                 Err(AgentError::Protocol {
                     channel: channel.name(),
                     detail,
                 })
             }
+            // A connection that never spoke the protocol (a port scan, a
+            // stranger's hostile length prefix): the listener dropped it and
+            // named the peer; the mission goes on.
+            ConnectionEvent::Malformed(_) => Ok(None),
         }
     }
 }

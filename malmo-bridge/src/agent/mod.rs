@@ -8,21 +8,27 @@
 //! on every role (the echoes arrive only once all have joined), then
 //! [`AgentMission::next_event`] and [`AgentMission::send`] while it runs, and
 //! [`AgentMission::quit`] at the end.
+//!
+//! The listeners the mod connects to bind the agent address a mission is
+//! started with (loopback for clients on this machine) and admit only the
+//! clients' addresses ([`PeerFilter`]).
 
 mod client;
 mod error;
 mod listeners;
 mod mission;
+mod peers;
 mod probe;
 mod start;
 
 pub use client::{COMMANDS_PORT_OFFSET, ClientAddr, DEFAULT_CONTROL_PORT, MAX_REPLY_LEN, exchange};
 pub use error::{AgentError, Attempt, Attempts, ContactError, Stage};
-pub use listeners::{Channel, ConnectionEvent, Incoming, Listeners};
+pub use listeners::{Channel, ConnectionEvent, ConnectionId, Incoming, Listeners, MAX_CONNECTIONS};
 pub use mission::{
     AgentMission, CommandsEndpoint, MissionEvent, MissionState, RESERVATION_MS, RoundTrip,
     Timeouts, find_server, find_server_patiently, hand_over_mission_init, reserve_clients,
-    start_role,
+    start_role, start_role_at,
 };
+pub use peers::PeerFilter;
 pub use probe::{Availability, Liveness, ProbeReport, probe, query_mod_version};
 pub use start::{begin_all, start_mission};

@@ -3,11 +3,13 @@
 //! `MALMO_FIND_SERVER`, then wait until all have begun (the mod echoes only once
 //! every player has joined).
 
+use std::net::IpAddr;
+
 use tokio::task::JoinSet;
 
 use super::client::ClientAddr;
 use super::error::AgentError;
-use super::mission::{AgentMission, Timeouts, reserve_clients, start_role};
+use super::mission::{AgentMission, Timeouts, reserve_clients, start_role_at};
 use crate::mission::{Mission, Role};
 use crate::mission_init::{
     ClientAgentConnection, ExperimentId, MissionInit, MissionInitForm, ServerConnection,
@@ -15,13 +17,14 @@ use crate::mission_init::{
 
 /// Starts every role of `mission` on the clients of `pool`, returning the
 /// missions before they begin. `agent_address` is where the clients reach our
-/// listeners (`127.0.0.1` when Minecraft runs on this machine). The MissionInit
+/// listeners (`127.0.0.1` when Minecraft runs on this machine): the listeners
+/// bind it and the MissionInit names it. The MissionInit
 /// goes in its compact form, which the mod's schema accepts.
 pub async fn start_mission(
     pool: &[ClientAddr],
     mission: &Mission,
     experiment_id: &ExperimentId,
-    agent_address: &str,
+    agent_address: IpAddr,
     timeouts: Timeouts,
 ) -> Result<Vec<AgentMission>, AgentError> {
     let experiment = experiment_id.as_str();
@@ -37,7 +40,7 @@ pub async fn start_mission(
         let document = mission.document(role);
         let (host, port) = (client.host.clone(), client.control_port);
         let id = experiment_id.clone();
-        let address = agent_address.to_owned();
+        let address = agent_address.to_string();
         let init = move |ports: &_, server: Option<&ServerConnection>| {
             let connection = ClientAgentConnection {
                 client_address: host,
@@ -50,7 +53,9 @@ pub async fn start_mission(
                 .with_server(server.cloned())
                 .render(MissionInitForm::Compact)
         };
-        missions.push(start_role(clients, r, experiment, video, init, timeouts).await?);
+        missions.push(
+            start_role_at(agent_address, clients, r, experiment, video, init, timeouts).await?,
+        );
     }
     Ok(missions)
 }

@@ -125,6 +125,16 @@ impl ClientHandle {
         &self.client.faults
     }
 
+    /// The agent's listener ports named by the MissionInit of the mission it
+    /// runs (`None` while dormant): where a test plays a stranger to the agent.
+    pub fn agent_ports(&self) -> Option<crate::mission_init::AgentPorts> {
+        let state = self.client.state();
+        state
+            .mission
+            .as_ref()
+            .map(|init| init.connection.agent_ports)
+    }
+
     /// Where it stands.
     pub fn status(&self) -> ClientStatus {
         let state = self.client.state();

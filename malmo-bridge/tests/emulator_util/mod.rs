@@ -95,7 +95,7 @@ pub async fn start(
         &emulator.pool(),
         mission,
         &experiment,
-        "127.0.0.1",
+        std::net::Ipv4Addr::LOCALHOST.into(),
         timeouts(),
     )
     .await
