@@ -54,10 +54,13 @@ pub struct Row {
 /// converter kept one (the authoritative record of the study's streams), else
 /// an effective action other than NOOP.
 fn acted(step: &StepRecord, player: usize) -> bool {
-    if let Some(row) = step.src.as_ref().and_then(|s| s.get("row")) {
-        if let Some(r) = row.as_array() {
-            return r.get(player).is_some_and(|v| !v.is_null());
-        }
+    if let Some(rows) = step
+        .src
+        .as_ref()
+        .and_then(|s| s.get("row"))
+        .and_then(Value::as_array)
+    {
+        return rows.get(player).is_some_and(|v| !v.is_null());
     }
     let effective = step.e.get(player).or_else(|| step.a.get(player));
     effective.is_some_and(|a| a.type_id() != 0)
