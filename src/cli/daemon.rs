@@ -20,6 +20,8 @@ use crate::daemon::episode::{
 use crate::daemon::lockstep::LockstepSettings;
 use crate::nn::{DeviceChoice, ServiceAgents, ServiceConfig};
 use crate::recording::Fsync;
+use crate::recording::reader::Recording;
+use crate::recording::stats::EpisodeStats;
 use crate::sim::config::Config;
 use crate::sim::coords::WorldSize;
 
@@ -480,14 +482,25 @@ pub(crate) fn execute(
         || recording.display().to_string(),
         |p| p.display().to_string(),
     );
+    // The figures come from the recording itself, so that they are the ones
+    // `mbag recording stats` reports for it.
+    let recorded = report
+        .recording
+        .as_deref()
+        .map(|p| Recording::read(p).map(|r| EpisodeStats::of(&r)));
+    match recorded {
+        Some(Ok(stats)) => println!("{}", stats.summary()),
+        Some(Err(e)) => eprintln!("warning: cannot summarise the recording: {e}"),
+        None => println!(
+            "{} steps, goal {:.1}% built (not recorded)",
+            report.steps,
+            report.env.goal_percentage(0) * 100.0
+        ),
+    }
     println!(
-        "{} steps, goal {:.1}% built; {} human actions detected, {} divergences repaired, \
-         {} syncs deferred while the assistant's commands ran",
-        report.steps,
-        report.env.goal_percentage(0) * 100.0,
-        report.stats.human_actions,
-        report.stats.divergences,
-        report.stats.syncs_skipped
+        "{} human actions detected, {} divergences repaired, {} syncs deferred while the \
+         assistant's commands ran",
+        report.stats.human_actions, report.stats.divergences, report.stats.syncs_skipped
     );
     println!("recording: {path}  (check it with: mbag recording verify {path})");
     match report.end.error {

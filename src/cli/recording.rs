@@ -355,14 +355,7 @@ fn run_stats(args: StatsArgs) -> anyhow::Result<u8> {
         "episode", "source", "P", "steps", "goal%", "duration"
     );
     for e in &episodes {
-        let acts: Vec<String> = e
-            .actions
-            .iter()
-            .map(|a| {
-                let moves: u64 = a[3..9].iter().sum();
-                format!("{}/{}/{}/{}/{}", a[1], a[2], moves, a[9], a[0])
-            })
-            .collect();
+        let acts: Vec<String> = (0..e.players).map(|p| e.action_counts(p)).collect();
         println!(
             "{:<48} {:>9} {:>2} {:>6} {:>7} {:>9}  {}{}",
             e.episode_id,

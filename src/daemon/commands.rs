@@ -249,6 +249,19 @@ pub fn goal_percentage(
         .collect()
 }
 
+/// The yaw and pitch (degrees) that make Minecraft click `click` for a player
+/// whose simulated eye is at `sim_eye`. The simulator's line-of-sight rules put
+/// the eye 1.6 above the feet, as the reference does, but Minecraft casts the
+/// click from 1.62: aimed from 1.6, the ray runs 0.02 above the intended path,
+/// and at a shallow pitch near a face's top edge it passes over the target into
+/// the block behind. So the angles are taken from Minecraft's eye at the same
+/// feet.
+pub fn aim(sim_eye: [f64; 3], click: [f64; 3]) -> (f64, f64) {
+    let lift =
+        f64::from(malmo_bridge::emulator::ray::EYE_HEIGHT) - crate::sim::viewpoint::EYE_HEIGHT;
+    look_angles([sim_eye[0], sim_eye[1] + lift, sim_eye[2]], click)
+}
+
 /// The yaw and pitch (degrees) that look from an eye at `eye` to `click`, as the
 /// reference computes them: `atan2(-dx, dz)` and `-asin(dy)` on the unit vector.
 pub fn look_angles(eye: [f64; 3], click: [f64; 3]) -> (f64, f64) {
@@ -433,6 +446,7 @@ pub fn place_source(
 
 #[cfg(test)]
 mod tests {
+    use malmo_bridge::emulator::ray::{EYE_HEIGHT, cast, look_vector};
     use serde_json::json;
 
     use super::*;
@@ -682,5 +696,25 @@ mod tests {
             yaw.abs() < 1e-12 && (pitch - 45.0).abs() < 1e-12,
             "{yaw} {pitch}"
         );
+    }
+
+    /// A click near the top edge of a block's face at a shallow pitch: aimed
+    /// from the simulator's eye, Minecraft's ray (cast from 1.62) passes over
+    /// the block into the one behind; aimed by [`aim`], it hits the block.
+    #[test]
+    fn aim_hits_the_target_from_minecrafts_eye() {
+        let feet = [0.5, 2.0, 0.5];
+        let sim_eye = [feet[0], feet[1] + 1.6, feet[2]];
+        let mc_eye = [feet[0], feet[1] + f64::from(EYE_HEIGHT), feet[2]];
+        let target = [4, 3, 0];
+        let behind = [6, 4, 0];
+        let solid = |c: [i32; 3]| c == target || c == behind;
+        // On the target's west face, just below its top edge.
+        let click = [4.0, 3.995, 0.5];
+        let hit = |(yaw, pitch): (f64, f64)| {
+            cast(mc_eye, look_vector(yaw as f32, pitch as f32), 10.0, solid).map(|h| h.cell)
+        };
+        assert_eq!(hit(look_angles(sim_eye, click)), Some(behind));
+        assert_eq!(hit(aim(sim_eye, click)), Some(target));
     }
 }

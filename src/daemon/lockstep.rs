@@ -572,7 +572,7 @@ impl Lockstep {
                         continue;
                     };
                     let (_, _, candidate) = attempt.chosen.expect("found with a choice");
-                    let (yaw, pitch) = commands::look_angles(candidate.viewpoint, candidate.click);
+                    let (yaw, pitch) = commands::aim(candidate.viewpoint, candidate.click);
                     let cell = self.env.size().cell(done.location);
                     let place = PlaceBreak {
                         kind: done.kind,

@@ -93,6 +93,32 @@ impl EpisodeStats {
             truncated: rec.tail.is_some(),
         }
     }
+
+    /// One player's attempted actions as `place/break/move/give/noop` (the six
+    /// moves summed), the order `mbag recording stats` prints.
+    pub fn action_counts(&self, player: usize) -> String {
+        let a = &self.actions[player];
+        let moves: u64 = a[3..9].iter().sum();
+        format!("{}/{}/{}/{}/{}", a[1], a[2], moves, a[9], a[0])
+    }
+
+    /// The episode in one line: steps, the human's final goal % and every
+    /// player's actions, the figures `mbag recording stats` gives, for commands
+    /// that end by summarising what they recorded.
+    pub fn summary(&self) -> String {
+        let goal = self
+            .goal_percentage
+            .map_or("-".into(), |p| format!("{:.1}%", 100.0 * p));
+        let players: Vec<String> = (0..self.players)
+            .map(|p| format!("player {p} {}", self.action_counts(p)))
+            .collect();
+        format!(
+            "{} steps, goal {goal} built (player {}); actions place/break/move/give/noop: {}",
+            self.steps,
+            self.human,
+            players.join(", ")
+        )
+    }
 }
 
 /// Totals over many recordings.

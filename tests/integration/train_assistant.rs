@@ -330,7 +330,7 @@ fn a_trained_assistant_plays_in_emulated_minecraft() {
     let model = out.join("model.json");
     let recording = dir.path().join("play.jsonl");
     let spec = format!("az:{}?sims=2", model.display());
-    mbag(&[
+    let played = mbag(&[
         "play",
         "--emulated",
         "--world-size",
@@ -355,6 +355,27 @@ fn a_trained_assistant_plays_in_emulated_minecraft() {
         "{}",
         String::from_utf8_lossy(&verified.stdout)
     );
+    // The end-of-play summary gives the recording's own figures.
+    let printed = String::from_utf8_lossy(&played.stdout).into_owned();
+    let stats = mbag(&["recording", "stats", "--json", recording.to_str().unwrap()]);
+    let stats: Value = serde_json::from_slice(&stats.stdout).unwrap();
+    let episode = &stats["episodes"][0];
+    let goal = 100.0 * episode["goal_percentage"].as_f64().unwrap();
+    assert!(
+        printed.contains(&format!("10 steps, goal {goal:.1}% built")),
+        "{printed}"
+    );
+    for (p, counts) in episode["actions"].as_array().unwrap().iter().enumerate() {
+        let c: Vec<u64> = counts
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect();
+        let moves: u64 = c[3..9].iter().sum();
+        let expected = format!("player {p} {}/{}/{}/{}/{}", c[1], c[2], moves, c[9], c[0]);
+        assert!(printed.contains(&expected), "{expected} not in {printed}");
+    }
 }
 
 /// Goal-head pretraining (`"assistant": "noop"`: the human model builds alone,

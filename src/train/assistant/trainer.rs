@@ -312,6 +312,10 @@ pub fn train(
                 metrics.push(("valid/goal_accuracy".into(), scores.accuracy));
                 metrics.push(("valid/frequency_goal_ce".into(), baseline.cross_entropy));
                 metrics.push(("valid/frequency_goal_accuracy".into(), baseline.accuracy));
+                metrics.push((
+                    "valid/current_world_goal_accuracy".into(),
+                    set.current_world_accuracy(),
+                ));
             }
         }
         metrics.push(("train/lr".into(), adam.current_lr()));
