@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use emulator_util::SHARED;
-use malmo_bridge::agent::{Channel, ConnectionEvent, Incoming, Listeners};
+use malmo_bridge::agent::{Channel, ConnectionEvent, Incoming, Listeners, PeerFilter};
 use malmo_bridge::control::ControlReply;
 use malmo_bridge::emulator::world::GameMode;
 use malmo_bridge::emulator::{Emulator, EmulatorConfig};
@@ -126,7 +126,11 @@ async fn replay_into(emulator: Emulator, stem: &str) -> Replay {
             let mut init = MissionInit::parse(text.trim_end()).unwrap();
             let (tx, rx) = mpsc::channel(4096);
             let video = init.connection.agent_ports.video != 0;
-            let listeners = Listeners::bind(video, tx).await.unwrap();
+            // The emulated clients run on this machine, on loopback.
+            let loopback = std::net::IpAddr::from([127, 0, 0, 1]);
+            let listeners = Listeners::bind(loopback, PeerFilter::new([loopback]), video, tx)
+                .await
+                .unwrap();
             init.connection.agent_ports = listeners.ports();
             if let Some(server) = &mut init.server {
                 server.port = replay.lan_port.expect("MALMOS came first");

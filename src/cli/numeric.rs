@@ -156,6 +156,8 @@ pub const SIMS: RangeInclusive<u64> = 0..=1_000_000;
 pub const BATCH: RangeInclusive<u64> = 1..=65_536;
 /// Iterations of benchmarks and training loops.
 pub const ITERATIONS: RangeInclusive<u64> = 1..=1_000_000_000;
+/// A training run's total iterations, where 0 saves the untrained network.
+pub const TOTAL_ITERATIONS: RangeInclusive<u64> = 0..=1_000_000_000;
 /// Microseconds an inference batch waits to fill: up to 10 s.
 pub const WAIT_US: RangeInclusive<u64> = 0..=10_000_000;
 /// Milliseconds of a timeout or delay: up to an hour.

@@ -36,7 +36,7 @@ pub struct AssistantArgs {
     pub device: DeviceChoice,
     /// Stop once this many iterations are done in total (resumed ones included),
     /// checkpointing first; 0 saves the untrained network.
-    #[arg(long, value_name = "N", value_parser = crate::cli::numeric::count::<u64>(crate::cli::numeric::ITERATIONS))]
+    #[arg(long, value_name = "N", value_parser = crate::cli::numeric::count::<u64>(crate::cli::numeric::TOTAL_ITERATIONS))]
     pub iterations: Option<u64>,
     /// libtorch's intra-op threads [default: 1 on the CPU, where the self-play
     /// threads (`training.threads`) already use the cores and more threads only

@@ -240,6 +240,18 @@ impl NetworkAgents for ServiceAgents {
         Ok(match kind {
             // No search: the policy head alone, sampled as a BC policy is.
             _ if kind == NetworkKind::Bc || options.sims() == Some(0) => {
+                if options.oracle_goal() == Some(true) {
+                    // With no simulations the policy head acts alone and no
+                    // goal is consulted: the option would do nothing.
+                    return Err(AgentSpecError::Network {
+                        spec: spec(),
+                        message: concat!(
+                            "oracle_goal plans with the true goal, but sims=0 plays the policy ",
+                            "head alone without planning; give sims of at least 1 or drop oracle_goal"
+                        )
+                        .into(),
+                    });
+                }
                 let temperature = if options.argmax() == Some(true) {
                     0.0
                 } else {

@@ -111,6 +111,32 @@ fn a_network_for_another_world_is_refused_by_name() {
     );
 }
 
+/// `oracle_goal` swaps the goal head for the true goal inside the search, so
+/// with no search (`sims=0`) it would silently do nothing: it is refused.
+#[test]
+fn oracle_goal_without_simulations_is_refused() {
+    let _torch = crate::nn::torch();
+    let output = mbag(&[
+        "evaluate",
+        "--human",
+        "heuristic:noop",
+        "--assistant",
+        "az:../shared/models/az_test_assistant.json?sims=0&oracle_goal=true",
+        "--walking",
+        "--episodes",
+        "1",
+        "--device",
+        "cpu",
+        "-q",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("oracle_goal") && stderr.contains("sims=0"),
+        "{stderr}"
+    );
+}
+
 /// The shared AssistanceZero test assistant plans with MCTS against a heuristic
 /// human (the reference's builders need teleportation, so the random agent), the
 /// shared test human model sampling its policy, and a piKL search on it, in the
@@ -211,7 +237,7 @@ fn torch_threads_are_set_and_zero_is_refused() {
         assert_eq!(output.status.code(), Some(2), "{args:?}");
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(
-            stderr.contains("--torch-threads") && stderr.contains("at least 1"),
+            stderr.contains("--torch-threads") && stderr.contains("from 1"),
             "{stderr}"
         );
     }

@@ -24,9 +24,11 @@ const MALFORMED: &[&str] = &[
 ];
 
 /// Options where 0 means something (seeds, "only at the end", no search, a free
-/// port, no delay, role 0).
+/// port, no delay, role 0, `train assistant --iterations 0`: save the untrained
+/// network).
 const ZERO_ALLOWED: &[&str] = &[
     "seed",
+    "iterations",
     "every",
     "sims",
     "selfplay-sims",

@@ -70,7 +70,7 @@ impl HeldOutGoals {
                 mcts: config.mcts.clone(),
                 num_envs: settings.episodes,
                 threads,
-                seed: settings.seed ^ 0x5eed_0f_4e1d,
+                seed: settings.seed ^ 0x005e_ed0f_4e1d,
                 line_of_sight,
                 gamma: config.file.training.gamma,
                 assistant: AssistantPlays::Noop,

@@ -304,19 +304,19 @@ pub fn train(
             ));
             metrics.push(("sgd/samples".into(), samples as f64));
         }
-        if let Some((every, set)) = &held_out {
-            if (iteration + 1) % every == 0 || iteration + 1 == iterations {
-                let scores = set.score(&model)?;
-                let baseline = set.baseline();
-                metrics.push(("valid/goal_ce".into(), scores.cross_entropy));
-                metrics.push(("valid/goal_accuracy".into(), scores.accuracy));
-                metrics.push(("valid/frequency_goal_ce".into(), baseline.cross_entropy));
-                metrics.push(("valid/frequency_goal_accuracy".into(), baseline.accuracy));
-                metrics.push((
-                    "valid/current_world_goal_accuracy".into(),
-                    set.current_world_accuracy(),
-                ));
-            }
+        if let Some((every, set)) = &held_out
+            && ((iteration + 1) % every == 0 || iteration + 1 == iterations)
+        {
+            let scores = set.score(&model)?;
+            let baseline = set.baseline();
+            metrics.push(("valid/goal_ce".into(), scores.cross_entropy));
+            metrics.push(("valid/goal_accuracy".into(), scores.accuracy));
+            metrics.push(("valid/frequency_goal_ce".into(), baseline.cross_entropy));
+            metrics.push(("valid/frequency_goal_accuracy".into(), baseline.accuracy));
+            metrics.push((
+                "valid/current_world_goal_accuracy".into(),
+                set.current_world_accuracy(),
+            ));
         }
         metrics.push(("train/lr".into(), adam.current_lr()));
         metrics.push(("train/prev_goal_kl_coeff".into(), coefficients.prev_goal_kl));
