@@ -156,9 +156,10 @@ pub struct LoadStats {
     pub recordings: usize,
     /// Recordings without a player of the wanted role.
     pub skipped_recordings: usize,
-    /// Steps loaded (over every episode).
+    /// Training rows loaded (over every episode; which lines give rows is
+    /// [`super::stream`]'s choice).
     pub steps: usize,
-    /// Steps whose target cannot be learned from (invalid or disabled action).
+    /// Rows whose target cannot be learned from (invalid or disabled action).
     pub unlearnable_targets: usize,
     /// Replay mismatches between a recording and the simulator (the data are used
     /// anyway, with the simulator's observations).
