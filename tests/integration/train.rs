@@ -421,7 +421,11 @@ fn a_time_limit_stops_at_the_next_step_and_resume_finishes() {
 fn the_human_rows_are_the_reference_converters_stream() {
     use mbag::recording::header::Role;
     use mbag::recording::reader::Recording;
-    use mbag::train::bc::stream::{self, NoopRows};
+    use mbag::train::bc::stream::{self, NoopRows, StreamSpec};
+    let spec = |noop_rows| StreamSpec {
+        noop_rows,
+        action_delay_s: 0.8,
+    };
     let data = tempfile::tempdir().unwrap();
     convert("human_alone", 2, data.path());
     convert("human_with_assistant", 3, data.path());
@@ -448,7 +452,7 @@ fn the_human_rows_are_the_reference_converters_stream() {
             .as_u64()
             .unwrap() as usize;
         let n = rec.steps.len();
-        let rows = stream::rows(&rec.steps, n, player, NoopRows::Own, 0.8);
+        let rows = stream::rows(&rec.steps, n, player, spec(NoopRows::Own));
         assert_eq!(rows.len(), expected, "{}", file.display());
         let mut acted = 0;
         for (i, row) in rows.iter().enumerate().filter(|(_, r)| r.action) {
@@ -462,17 +466,17 @@ fn the_human_rows_are_the_reference_converters_stream() {
             acted += 1;
         }
         assert_eq!(acted, actions);
-        let only = stream::rows(&rec.steps, n, player, NoopRows::ActionsOnly, 0.8);
+        let only = stream::rows(&rec.steps, n, player, spec(NoopRows::ActionsOnly));
         assert_eq!(only.len(), actions);
         assert_eq!(
-            stream::rows(&rec.steps, n, player, NoopRows::EveryStep, 0.8).len(),
+            stream::rows(&rec.steps, n, player, spec(NoopRows::EveryStep)).len(),
             n
         );
         // Without the source's fields, the wall-clock gaps decide.
         for step in &mut rec.steps {
             step.src = None;
         }
-        let timed = stream::rows(&rec.steps, n, player, NoopRows::Own, 0.8);
+        let timed = stream::rows(&rec.steps, n, player, spec(NoopRows::Own));
         // The idle time before the first action is unknown without the source
         // (a recording's times start at its first line); count the rest.
         let first = rows[0].line;

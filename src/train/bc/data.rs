@@ -22,26 +22,7 @@ use crate::sim::mask;
 use crate::sim::obs::NUM_WORLD_CHANNELS;
 
 use super::super::error::TrainError;
-use super::stream::{self, NoopRows, Row};
-
-/// How each player's lines become training rows (see [`super::stream`]).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct StreamSpec {
-    /// Which lines give rows, and whether idle NOOP rows are added.
-    pub noop_rows: NoopRows,
-    /// Seconds of a person's time per env step, for idle rows derived from
-    /// wall-clock gaps.
-    pub action_delay_s: f64,
-}
-
-impl Default for StreamSpec {
-    fn default() -> Self {
-        Self {
-            noop_rows: NoopRows::Own,
-            action_delay_s: stream::DEFAULT_ACTION_DELAY_S,
-        }
-    }
-}
+use super::stream::{self, Row, StreamSpec};
 
 /// The block ids the permutation shuffles (everything but air and bedrock, which
 /// can never be placed).
@@ -375,13 +356,7 @@ impl Dataset {
         }
         let len = episode.len.min(report.steps_replayed.max(1)).min(n);
         episode.truncate(len, self.words);
-        let rows = stream::rows(
-            &rec.steps,
-            len,
-            player,
-            stream.noop_rows,
-            stream.action_delay_s,
-        );
+        let rows = stream::rows(&rec.steps, len, player, stream);
         Ok((self.rows_of(&episode, rec, &rows), report.mismatches.len()))
     }
 

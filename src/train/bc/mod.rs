@@ -26,8 +26,8 @@ use serde_json::Value;
 use tch::{Device, Kind, Tensor};
 
 pub use config::{BcConfig, DataConfig, ModelSpec};
-pub use data::{ActionGroup, Batch, Dataset, SeqRef, StreamSpec, split_episodes};
-pub use stream::NoopRows;
+pub use data::{ActionGroup, Batch, Dataset, SeqRef, split_episodes};
+pub use stream::{NoopRows, StreamSpec};
 
 use super::checkpoint::{Checkpointer, MODEL_NAME, Progress};
 use super::error::TrainError;

@@ -37,6 +37,25 @@ pub enum NoopRows {
     ActionsOnly,
 }
 
+/// How each player's lines become training rows .
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StreamSpec {
+    /// Which lines give rows, and whether idle NOOP rows are added.
+    pub noop_rows: NoopRows,
+    /// Seconds of a person's time per env step, for idle rows derived from
+    /// wall-clock gaps.
+    pub action_delay_s: f64,
+}
+
+impl Default for StreamSpec {
+    fn default() -> Self {
+        Self {
+            noop_rows: NoopRows::Own,
+            action_delay_s: DEFAULT_ACTION_DELAY_S,
+        }
+    }
+}
+
 /// One training row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Row {
@@ -77,14 +96,12 @@ fn source_idle(step: &StepRecord, player: usize) -> Option<usize> {
         .map(|n| n as usize)
 }
 
-/// The rows of `player` in the first `lines` lines of `steps`.
-pub fn rows(
-    steps: &[StepRecord],
-    lines: usize,
-    player: usize,
-    mode: NoopRows,
-    action_delay_s: f64,
-) -> Vec<Row> {
+/// The rows of `player` in the first `lines` lines of `steps`, as `spec` says.
+pub fn rows(steps: &[StepRecord], lines: usize, player: usize, spec: StreamSpec) -> Vec<Row> {
+    let StreamSpec {
+        noop_rows: mode,
+        action_delay_s,
+    } = spec;
     let mut out = Vec::with_capacity(lines);
     // The reference starts the idle clock at the episode's first observation; a
     // recording's times start at its first line, so without the source's count
