@@ -5,6 +5,7 @@ use mbag::cli::Cli;
 
 fn main() -> ExitCode {
     mbag::nn::allocator::keep_freed_memory();
+    mbag::nn::tf32::keep_f32_exact_on_cuda();
     match Cli::parse().run() {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

@@ -8,11 +8,11 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use tch::{Device, Kind, Tensor};
+use tch::{Device, Tensor};
 
 use crate::nn::{
     InferenceRequest, InferenceService, Model, ModelConfig, NnError, ObsBatch, ServiceConfig,
-    ServiceStats,
+    ServiceStats, host_f32,
 };
 use crate::sim::obs::{NUM_WORLD_CHANNELS, Observation};
 
@@ -86,7 +86,11 @@ pub fn observations(model: &Model, n: usize, seed: u64) -> Vec<Arc<Observation>>
 
 /// One direct call as a caller without the service makes it: observations to
 /// tensors, the forward pass, and the outputs copied to the CPU.
-pub fn direct_call(model: &Model, observations: &[Arc<Observation>]) -> Result<(), NnError> {
+pub fn direct_call(
+    model: &Model,
+    observations: &[Arc<Observation>],
+    outputs: OutputCopy,
+) -> Result<(), NnError> {
     let refs: Vec<&Observation> = observations.iter().map(|o| o.as_ref()).collect();
     let prev = model
         .config()
@@ -95,17 +99,30 @@ pub fn direct_call(model: &Model, observations: &[Arc<Observation>]) -> Result<(
         .then(|| vec![0; refs.len()]);
     let batch = ObsBatch::from_observations(&refs, prev.as_deref(), model.device())?;
     let out = model.forward(&batch, None)?;
-    let to_cpu = |t: &Tensor| -> Result<Vec<f32>, NnError> {
-        let flat = t.flatten(0, -1).to_device(Device::Cpu).to_kind(Kind::Float);
-        Ok(Vec::<f32>::try_from(&flat)?)
+    let to_cpu = |t: &Tensor| -> Result<Vec<f32>, NnError> { Ok(host_f32(t, model.precision())?) };
+    match outputs {
+        OutputCopy::All => std::hint::black_box((
+            to_cpu(&out.flat_logits)?,
+            to_cpu(&out.value)?,
+            to_cpu(&out.goal_logits)?,
+            out.other_agent_logits.as_ref().map(to_cpu).transpose()?,
+        )),
+        OutputCopy::Value => {
+            std::hint::black_box((to_cpu(&out.value)?, Vec::new(), Vec::new(), None))
+        }
     };
-    std::hint::black_box((
-        to_cpu(&out.flat_logits)?,
-        to_cpu(&out.value)?,
-        to_cpu(&out.goal_logits)?,
-        out.other_agent_logits.as_ref().map(to_cpu).transpose()?,
-    ));
     Ok(())
+}
+
+/// Which outputs a timed call copies back to the CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputCopy {
+    /// Every head, as the inference service does (on CUDA, the logits of a batch
+    /// of 512 are about 150 MB).
+    All,
+    /// The value alone: the copy waits for the device to finish, so this times
+    /// the network without the transfer of its outputs.
+    Value,
 }
 
 /// Timings of direct calls at one batch size.
@@ -140,17 +157,18 @@ pub fn time_direct(
     batch: usize,
     budget: Duration,
     expected: Option<Duration>,
+    outputs: OutputCopy,
 ) -> Result<DirectTiming, NnError> {
     let obs: Vec<Arc<Observation>> = observations.iter().cycle().take(batch).cloned().collect();
     let warm_up = expected.is_none_or(|e| e < budget);
     if warm_up {
-        direct_call(model, &obs)?;
+        direct_call(model, &obs, outputs)?;
     }
     let mut times = Vec::new();
     let start = Instant::now();
     while times.is_empty() || start.elapsed() < budget {
         let t = Instant::now();
-        direct_call(model, &obs)?;
+        direct_call(model, &obs, outputs)?;
         times.push(t.elapsed());
     }
     Ok(DirectTiming {

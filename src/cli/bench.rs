@@ -13,10 +13,10 @@ use crate::bench::env::{
     ROLLOUTS, SCENARIOS, Timing, bench_goals, median, rollout, vecenv_scaling,
 };
 use crate::bench::nn::{
-    BenchModel, DirectTiming, MODELS, direct_time_of, load_model, observations, run_service,
-    time_direct,
+    BenchModel, DirectTiming, MODELS, OutputCopy, direct_time_of, load_model, observations,
+    run_service, time_direct,
 };
-use crate::nn::{DeviceChoice, ServiceConfig};
+use crate::nn::{DeviceChoice, Precision, ServiceConfig};
 
 /// What to measure.
 #[derive(Debug, Subcommand)]
@@ -174,6 +174,18 @@ pub struct NnBenchArgs {
     /// Where to run the models: cpu, cuda, or auto (CUDA when available).
     #[arg(long, default_value_t = DeviceChoice::Auto)]
     pub device: DeviceChoice,
+    /// Number formats for the batch-size table, each measured in turn: f32, bf16,
+    /// f16 (CUDA only). The service runs in the first.
+    #[arg(long, value_delimiter = ',', default_value = "f32")]
+    pub precision: Vec<Precision>,
+    /// Let cuDNN time its convolution algorithms for each new input shape and keep
+    /// the fastest (the first call of each shape is slower).
+    #[arg(long)]
+    pub cudnn_benchmark: bool,
+    /// In the batch-size table, copy only the value back to the CPU (which still
+    /// waits for the device), timing the network without its outputs' transfer.
+    #[arg(long)]
+    pub outputs_on_device: bool,
 }
 
 /// Arguments of `mbag bench bridge`.
@@ -616,59 +628,93 @@ fn nn(args: &NnBenchArgs) -> anyhow::Result<u8> {
     tch::set_num_threads(threads as i32);
     let dir = super::shared_dir().join("models");
     let budget = args.seconds.duration();
-    println!(
-        "mbag bench nn: device {device:?}, {threads} libtorch threads, about {:.1} s per measurement",
-        args.seconds
+    anyhow::ensure!(
+        !args.precision.is_empty(),
+        "--precision needs at least one format"
     );
-    println!("direct calls: observations to tensors, forward, outputs copied to the CPU");
+    if args.cudnn_benchmark {
+        tch::Cuda::cudnn_set_benchmark(true);
+    }
+    let copy = if args.outputs_on_device {
+        OutputCopy::Value
+    } else {
+        OutputCopy::All
+    };
+    println!(
+        "mbag bench nn: device {device:?}, {threads} libtorch threads, about {:.1} s per measurement{}",
+        args.seconds,
+        if args.cudnn_benchmark {
+            ", cuDNN benchmark mode"
+        } else {
+            ""
+        }
+    );
+    println!(
+        "direct calls: observations to tensors, forward, {} copied to the CPU",
+        if args.outputs_on_device {
+            "the value alone"
+        } else {
+            "all outputs"
+        }
+    );
     println!();
 
     if !models.is_empty() {
-        let bar = ProgressBar::new((models.len() * args.batches.len()) as u64).with_style(
-            ProgressStyle::with_template(
-                "{msg:>28} [{bar:30}] {pos}/{len} measurements, {elapsed}",
-            )
-            .expect("a valid template"),
-        );
-        let mut rows = Vec::new();
+        let bar =
+            ProgressBar::new((models.len() * args.precision.len() * args.batches.len()) as u64)
+                .with_style(
+                    ProgressStyle::with_template(
+                        "{msg:>28} [{bar:30}] {pos}/{len} measurements, {elapsed}",
+                    )
+                    .expect("a valid template"),
+                );
+        // Rows print as they are measured (above the bar), so a run cut short
+        // by a time limit still shows what it measured.
+        bar.suspend(|| {
+            println!(
+                "| {:<12} | {:<4} | {:>5} | {:>10} | {:>11} | {:>11} | {:>8} | {:>6} |",
+                "model", "fmt", "batch", "samples/s", "latency", "min", "GFLOP/s", "calls"
+            );
+            println!(
+                "|{:-<14}|{:-<6}|{:->7}|{:->12}|{:->13}|{:->13}|{:->10}|{:->8}|",
+                "", "", "", "", "", "", "", ""
+            );
+        });
         for m in &models {
-            bar.set_message(format!("loading {}", m.key));
-            let model = load_model(&dir, m, device)
-                .with_context(|| format!("building model {}", m.config))?;
-            let obs = observations(&model, 16, 0);
-            let mut per_sample: Option<f64> = None;
-            for &b in &args.batches {
-                bar.set_message(format!("{} batch {b}", m.key));
-                let expected = per_sample.map(|s| std::time::Duration::from_secs_f64(s * b as f64));
-                let t = time_direct(&model, &obs, b, budget, expected)
-                    .with_context(|| format!("{} at batch {b}", m.key))?;
-                per_sample = Some(t.mean.as_secs_f64() / b as f64);
-                rows.push((m, model.flops_per_sample(), t));
-                bar.inc(1);
+            for &precision in &args.precision {
+                bar.set_message(format!("loading {} ({precision})", m.key));
+                let mut model = load_model(&dir, m, device)
+                    .with_context(|| format!("building model {}", m.config))?;
+                model.set_precision(precision)?;
+                let obs = observations(&model, 16, 0);
+                let flops = model.flops_per_sample() as f64;
+                let mut per_sample: Option<f64> = None;
+                for &b in &args.batches {
+                    bar.set_message(format!("{} {precision} batch {b}", m.key));
+                    let expected =
+                        per_sample.map(|s| std::time::Duration::from_secs_f64(s * b as f64));
+                    let t = time_direct(&model, &obs, b, budget, expected, copy)
+                        .with_context(|| format!("{} ({precision}) at batch {b}", m.key))?;
+                    per_sample = Some(t.mean.as_secs_f64() / b as f64);
+                    bar.suspend(|| {
+                        println!(
+                            "| {:<12} | {:<4} | {:>5} | {:>10.1} | {:>9.2}ms | {:>9.2}ms | {:>8.1} | {:>5}{} |",
+                            m.key,
+                            precision.to_string(),
+                            t.batch,
+                            t.samples_per_s(),
+                            t.mean.as_secs_f64() * 1e3,
+                            t.min.as_secs_f64() * 1e3,
+                            flops * t.samples_per_s() / 1e9,
+                            t.iterations,
+                            if t.warmed_up { " " } else { "*" }
+                        );
+                    });
+                    bar.inc(1);
+                }
             }
         }
         bar.finish_and_clear();
-        println!(
-            "| {:<12} | {:>5} | {:>10} | {:>11} | {:>11} | {:>8} | {:>6} |",
-            "model", "batch", "samples/s", "latency", "min", "GFLOP/s", "calls"
-        );
-        println!(
-            "|{:-<14}|{:->7}|{:->12}|{:->13}|{:->13}|{:->10}|{:->8}|",
-            "", "", "", "", "", "", ""
-        );
-        for (m, flops, t) in &rows {
-            println!(
-                "| {:<12} | {:>5} | {:>10.1} | {:>9.2}ms | {:>9.2}ms | {:>8.1} | {:>5}{} |",
-                m.key,
-                t.batch,
-                t.samples_per_s(),
-                t.mean.as_secs_f64() * 1e3,
-                t.min.as_secs_f64() * 1e3,
-                *flops as f64 * t.samples_per_s() / 1e9,
-                t.iterations,
-                if t.warmed_up { " " } else { "*" }
-            );
-        }
         println!("(* no warm-up call: one call takes more than the budget)");
         for m in &models {
             println!("{}: {} ({}.json)", m.key, m.about, m.config);
@@ -687,6 +733,7 @@ fn nn(args: &NnBenchArgs) -> anyhow::Result<u8> {
     let duration = args.service_seconds.duration();
     let mut model =
         load_model(&dir, m, device).with_context(|| format!("building model {}", m.config))?;
+    model.set_precision(args.precision[0])?;
     let obs = observations(&model, 16, 1);
     let direct_budget = budget.min(std::time::Duration::from_millis(500));
     let mut timings: Vec<DirectTiming> = Vec::new();
@@ -694,7 +741,14 @@ fn nn(args: &NnBenchArgs) -> anyhow::Result<u8> {
         if timings.iter().any(|t| t.batch == b) {
             return anyhow::Ok(());
         }
-        timings.push(time_direct(model, &obs, b, direct_budget, None)?);
+        timings.push(time_direct(
+            model,
+            &obs,
+            b,
+            direct_budget,
+            None,
+            OutputCopy::All,
+        )?);
         Ok(())
     };
     time_batch(&model, 1, &mut timings)?;

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 
-use crate::nn::golden::{golden_files, verify_model};
-use crate::nn::{DeviceChoice, Model, ModelConfig};
+use crate::nn::golden::{golden_files, verify_model_in};
+use crate::nn::{DeviceChoice, Model, ModelConfig, Precision};
 
 /// Network subcommands.
 #[derive(Debug, Subcommand)]
@@ -26,6 +26,8 @@ pub enum NnCommand {
     /// mbag nn verify-golden
     ///
     /// mbag nn verify-golden ../shared/models/golden --device cpu
+    ///
+    /// mbag nn verify-golden --device cuda --precision bf16
     VerifyGolden(VerifyGoldenArgs),
     /// Print a model's structure, parameter count and FLOPs per sample.
     ///
@@ -45,6 +47,11 @@ pub struct VerifyGoldenArgs {
     /// Where to run the models: cpu, cuda, or auto (CUDA when available).
     #[arg(long, default_value_t = DeviceChoice::Auto)]
     pub device: DeviceChoice,
+    /// The number format the models compute in: f32, bf16 or f16 (CUDA only). The
+    /// tolerance is the same for all, so reduced precision shows how far its
+    /// rounding moves the outputs.
+    #[arg(long, default_value_t = Precision::F32)]
+    pub precision: Precision,
 }
 
 /// Arguments of `mbag nn info`.
@@ -76,7 +83,7 @@ fn verify_golden(args: VerifyGoldenArgs) -> anyhow::Result<u8> {
     }
     let (mut passed, mut failed) = (0usize, 0usize);
     for file in &files {
-        match verify_model(file, device) {
+        match verify_model_in(file, device, args.precision) {
             Ok(report) => {
                 println!("{report}");
                 if report.passed() {

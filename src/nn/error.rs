@@ -91,6 +91,16 @@ pub enum NnError {
         /// What is wrong.
         message: String,
     },
+    /// A number format the model cannot use here, or a use it does not serve.
+    #[error("model {model}: precision {precision}: {message}")]
+    Precision {
+        /// The model's name.
+        model: String,
+        /// The precision asked for.
+        precision: super::Precision,
+        /// Why not.
+        message: String,
+    },
     /// The requested device is not available.
     #[error("device {0}: CUDA is not available (see the CUDA notes in src/nn/mod.rs)")]
     DeviceUnavailable(String),

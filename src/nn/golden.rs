@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use tch::{Device, Kind, Tensor};
 
+use super::Precision;
 use super::error::NnError;
 use super::model::{Model, RecurrentState};
 use super::obs::ObsBatch;
@@ -153,6 +154,17 @@ impl fmt::Display for GoldenReport {
 /// Runs one model against its golden file: the model is `<golden dir>/../<name>.json`
 /// with its weights.
 pub fn verify_model(golden_path: &Path, device: Device) -> Result<GoldenReport, NnError> {
+    verify_model_in(golden_path, device, Precision::F32)
+}
+
+/// [`verify_model`] with the model computing in `precision` (the tolerance
+/// stays the same: reduced precision passes only where its rounding is that
+/// small).
+pub fn verify_model_in(
+    golden_path: &Path,
+    device: Device,
+    precision: Precision,
+) -> Result<GoldenReport, NnError> {
     let name = golden_path
         .file_stem()
         .and_then(|s| s.to_str())
@@ -162,7 +174,8 @@ pub fn verify_model(golden_path: &Path, device: Device) -> Result<GoldenReport, 
         .parent()
         .and_then(Path::parent)
         .unwrap_or(Path::new(".."));
-    let model = Model::load(&models_dir.join(format!("{name}.json")), device)?;
+    let mut model = Model::load(&models_dir.join(format!("{name}.json")), device)?;
+    model.set_precision(precision)?;
     let golden = GoldenFile::read(golden_path)?;
     verify_loaded(&model, &golden)
 }

@@ -5,8 +5,8 @@
 //! Inputs are checked once by [`super::Model::forward`], so these use tch's panicking
 //! ops: a panic here is a bug in the model, not bad input.
 
-use tch::nn::{self, Module, ModuleT, RNN};
-use tch::{Kind, Tensor};
+use tch::Tensor;
+use tch::nn::{self, Module, ModuleT};
 
 /// `(f - 1) / 2` padding: "same" output size for odd kernels.
 fn conv(path: nn::Path, c_in: i64, c_out: i64, kernel: i64) -> nn::Conv3D {
@@ -36,7 +36,9 @@ pub(crate) enum Layer {
     Plain { conv: nn::Conv3D, flops: u64 },
     /// A per-voxel LSTM over time, added back to its input.
     Lstm {
-        lstm: nn::LSTM,
+        /// `weight_ih_l0`, `weight_hh_l0`, `bias_ih_l0`, `bias_hh_l0`: the
+        /// variables `nn::lstm` made, in the order libtorch's LSTM takes them.
+        weights: Vec<Tensor>,
         size: i64,
         flops: u64,
     },
@@ -79,11 +81,37 @@ impl Layer {
             train: false,
             ..Default::default()
         };
+        // Made for its variables (and, on CUDA, their cuDNN layout); the layer
+        // calls libtorch's LSTM itself, to choose its training mode per call.
+        let _ = nn::lstm(&path, size, size, config);
+        let weights = ["weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"]
+            .iter()
+            .map(|name| path.get(name).expect("nn::lstm made this variable"))
+            .collect();
         Self::Lstm {
-            lstm: nn::lstm(path, size, size, config),
+            weights,
             size,
             // Two (4L x L) matrix products per voxel.
             flops: (2 * 2 * 4 * size * size * cells) as u64,
+        }
+    }
+
+    /// Lays an LSTM's weights out again as one block of memory, which cuDNN
+    /// needs to run them without copying them at every call. `nn::lstm` does
+    /// this when it is built on CUDA; converting the weights to another
+    /// precision gives each its own memory again. A no-op elsewhere.
+    pub(crate) fn flatten_rnn_weights(&self) {
+        let Self::Lstm { weights, size, .. } = self else {
+            return;
+        };
+        let on_cudnn = weights[0].device().is_cuda() && tch::Cuda::cudnn_is_available();
+        if on_cudnn {
+            let _guard = tch::no_grad_guard();
+            // 4 tensors per layer, LSTM mode 2, no projection, one layer,
+            // batch-first, one direction: how `nn::lstm` built them.
+            let _ = Tensor::internal_cudnn_rnn_flatten_weight(
+                weights, 4, *size, 2, *size, 0, 1, true, false,
+            );
         }
     }
 
@@ -145,13 +173,16 @@ impl Layer {
 
     /// Applies an LSTM layer to `(B, L, X, Y, Z)` with state `(h, c)` of the same
     /// shape; returns `x + h'` and `(h', c')`.
+    /// `grad`: gradients are being recorded (cuDNN computes them only from a
+    /// forward pass run in training mode).
     pub(crate) fn forward_lstm(
         &self,
         x: &Tensor,
         h: &Tensor,
         c: &Tensor,
+        grad: bool,
     ) -> (Tensor, Tensor, Tensor) {
-        let Self::Lstm { lstm, .. } = self else {
+        let Self::Lstm { weights, .. } = self else {
             unreachable!("forward_lstm on a stateless layer")
         };
         let size = x.size();
@@ -167,11 +198,11 @@ impl Layer {
         // cuDNN refuses a non-contiguous initial state ("rnn: hx is not
         // contiguous"); the CPU kernels accept either, so this costs the CPU one
         // copy of the state and makes the recurrent models run on CUDA.
-        let state = nn::LSTMState((
+        let state = [
             to_rows(h).unsqueeze(0).contiguous(),
             to_rows(c).unsqueeze(0).contiguous(),
-        ));
-        let nn::LSTMState((h2, c2)) = lstm.step(&to_rows(x), &state);
+        ];
+        let (_, h2, c2) = run_lstm(&to_rows(x).unsqueeze(1), &state, weights, grad);
         let h2 = from_rows(&h2);
         let c2 = from_rows(&c2);
         (x + &h2, h2, c2)
@@ -188,8 +219,9 @@ impl Layer {
         seq_len: i64,
         h: &Tensor,
         c: &Tensor,
+        grad: bool,
     ) -> (Tensor, Tensor, Tensor) {
-        let Self::Lstm { lstm, .. } = self else {
+        let Self::Lstm { weights, .. } = self else {
             unreachable!("forward_lstm_seq on a stateless layer")
         };
         let size = x.size();
@@ -207,8 +239,8 @@ impl Layer {
                 .reshape([1, b * cells, l])
                 .contiguous()
         };
-        let state = nn::LSTMState((to_rows(h), to_rows(c)));
-        let (out, nn::LSTMState((h2, c2))) = lstm.seq_init(&seqs, &state);
+        let state = [to_rows(h), to_rows(c)];
+        let (out, h2, c2) = run_lstm(&seqs, &state, weights, grad);
         let out = out
             .reshape([b, cells, seq_len, l])
             .permute([0, 2, 3, 1])
@@ -220,6 +252,19 @@ impl Layer {
         };
         (x + out, from_rows(&h2), from_rows(&c2))
     }
+}
+
+/// One layer of libtorch's LSTM over batch-first `input` `(N, T, L)` from
+/// `state` `[h, c]` (each `(1, N, L)`); returns the outputs and the final `h`
+/// and `c`. `train` only matters to cuDNN, which keeps what backward needs
+/// only in training mode (dropout is 0, so the values are the same).
+fn run_lstm(
+    input: &Tensor,
+    state: &[Tensor; 2],
+    weights: &[Tensor],
+    train: bool,
+) -> (Tensor, Tensor, Tensor) {
+    input.lstm(state, weights, true, 1, 0.0, train, false, true)
 }
 
 /// A residual block's weights (`conv1`, `bn1`, `conv2`, `bn2`); BatchNorm runs in
@@ -412,7 +457,7 @@ impl ValueHead {
     }
 
     pub(crate) fn forward(&self, x: &Tensor) -> Tensor {
-        let mut h = self.linears[0].forward(&x.mean_dim(&[2i64, 3, 4][..], false, Kind::Float));
+        let mut h = self.linears[0].forward(&x.mean_dim(&[2i64, 3, 4][..], false, x.kind()));
         for linear in &self.linears[1..] {
             h = linear.forward(&h.leaky_relu());
         }

@@ -19,19 +19,18 @@
 //!   the requests of many callers ([`InferenceHandle`]s) into forward passes.
 //!
 //! # libtorch and devices
-//! `scripts/setup` installs a CPU-only libtorch 2.13.0 into `.libtorch/`
-//! (`../shared/setup/LIBTORCH.md`); `.cargo/config.toml` points torch-sys at it and
-//! bakes `$ORIGIN` rpaths into every binary. [`DeviceChoice`] selects the device.
+//! `scripts/setup` installs libtorch 2.11.0 (tch 0.24's; the lent GPU machine's
+//! PyTorch) into `.libtorch/`: the CPU part where no GPU is present, the full CUDA
+//! wheel set where `nvidia-smi` lists one. `.cargo/config.toml` points torch-sys
+//! at it and bakes `$ORIGIN` rpaths into every binary. [`DeviceChoice`] selects
+//! the device and [`Precision`] the number format.
 //!
-//! CUDA is not set up here (no GPU on the development machines). It needs two
-//! things the CPU install lacks:
-//! - the full CUDA wheel set (`pip install torch==2.13.0` with its dependencies,
-//!   and `libtorch_cuda.so` not deleted);
-//! - link flags that keep `libtorch_cuda.so`, which rustc's `--as-needed` otherwise
-//!   drops so that `tch::Cuda::is_available()` stays false even on a GPU machine
-//!   (LIBTORCH.md pitfall 2): add `"-C", "link-arg=-Wl,--no-as-needed",
-//!   "-C", "link-arg=-ltorch_cuda", "-C", "link-arg=-Wl,--as-needed"` to the
-//!   rustflags in `.cargo/config.toml`.
+//! CUDA registers only if `libtorch_cuda.so` is a dependency of the binary, and
+//! the linker's `--as-needed` drops it (nothing refers to its symbols), leaving
+//! `tch::Cuda::is_available()` false on a GPU machine (LIBTORCH.md pitfall 2).
+//! `build.rs` links it with `--no-as-needed` whenever the libtorch it builds
+//! against has it. A binary built without it can still use CUDA by preloading
+//! it (`LD_PRELOAD=.../libtorch_cuda.so`, what `scripts/gpu-check` does).
 
 pub mod allocator;
 mod config;
@@ -43,6 +42,7 @@ mod layers;
 mod model;
 mod obs;
 pub mod service;
+pub mod tf32;
 
 use std::fmt;
 use std::str::FromStr;
@@ -50,12 +50,67 @@ use std::str::FromStr;
 pub use config::{ModelClass, ModelConfig, NetConfig};
 pub use error::NnError;
 pub use evaluator::{NetEvaluator, ServiceAgents, SharedState};
-pub use model::{Model, Outputs, RecurrentState, Trace};
+pub use model::{Model, Outputs, RecurrentState, Trace, host_f32};
 pub use obs::ObsBatch;
 pub use service::{
     InferenceHandle, InferenceRequest, InferenceService, Pending, Prediction, ServiceConfig,
     ServiceStats, StateSource, StreamId,
 };
+
+/// The number format a network computes in (`--precision f32|bf16|f16`).
+///
+/// Reduced precision is for inference on CUDA, where it lets the tensor cores
+/// run the convolutions; weights are stored and trained in `f32`. Inputs,
+/// outputs and the recurrent state stay `f32`, so callers see no difference
+/// but the rounding. `f32` is IEEE float32 on CUDA too: the binary turns
+/// TF32 off at start-up ([`tf32`]); `NVIDIA_TF32_OVERRIDE=1` in the environment
+/// leaves libtorch's TF32 convolutions on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Precision {
+    /// 32-bit floats (the reference's format; the goldens' tolerance holds).
+    #[default]
+    F32,
+    /// bfloat16: the range of `f32` with 8 bits of mantissa.
+    Bf16,
+    /// IEEE half precision (CUDA only).
+    F16,
+}
+
+impl Precision {
+    /// The libtorch element kind.
+    pub fn kind(self) -> tch::Kind {
+        match self {
+            Self::F32 => tch::Kind::Float,
+            Self::Bf16 => tch::Kind::BFloat16,
+            Self::F16 => tch::Kind::Half,
+        }
+    }
+}
+
+impl FromStr for Precision {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "f32" | "float32" => Ok(Self::F32),
+            "bf16" | "bfloat16" => Ok(Self::Bf16),
+            "f16" | "float16" | "half" => Ok(Self::F16),
+            _ => Err(format!(
+                "unknown precision {s:?} (expected f32, bf16 or f16)"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Precision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::F32 => "f32",
+            Self::Bf16 => "bf16",
+            Self::F16 => "f16",
+        })
+    }
+}
 
 /// Which device to run networks on (`--device cpu|cuda|auto`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use tch::nn::{self, Module};
 use tch::{Device, Kind, Tensor};
 
+use super::Precision;
 use super::config::ModelConfig;
 use super::error::NnError;
 use super::flat::{grid_to_flat, prev_action_grid};
@@ -77,6 +78,19 @@ impl RecurrentState {
     }
 }
 
+/// Copies an output of a model computing in `precision` to the CPU as `f32`
+/// values, flattened. Outputs of reduced-precision models hold values exactly
+/// representable in that precision, so they cross to the host in it (half the
+/// bytes of `f32`) and widen there, with no loss.
+pub fn host_f32(t: &Tensor, precision: Precision) -> Result<Vec<f32>, tch::TchError> {
+    let flat = t
+        .flatten(0, -1)
+        .to_kind(precision.kind())
+        .to_device(Device::Cpu)
+        .to_kind(Kind::Float);
+    Vec::<f32>::try_from(&flat)
+}
+
 /// What one forward call returns, for a batch of `B`.
 #[derive(Debug)]
 pub struct Outputs {
@@ -126,6 +140,8 @@ pub struct Model {
     other_agent_head: Option<ConvHead>,
     /// FLOPs per sample of the parts outside `layers` and the heads.
     embedding_flops: u64,
+    /// The format the weights are in and the layers compute in.
+    precision: Precision,
 }
 
 impl Model {
@@ -238,6 +254,7 @@ impl Model {
             goal_head,
             other_agent_head,
             embedding_flops,
+            precision: Precision::F32,
         })
     }
 
@@ -254,6 +271,60 @@ impl Model {
     /// The device the weights live on.
     pub fn device(&self) -> Device {
         self.vs.device()
+    }
+
+    /// The format the network computes in.
+    pub fn precision(&self) -> Precision {
+        self.precision
+    }
+
+    /// Converts the weights to `precision` for inference. [`Model::forward`] then
+    /// computes in it and still takes and returns `f32`; the training calls and
+    /// [`Model::save`] refuse anything but `f32`, since optimisers and saved
+    /// checkpoints need full-precision weights. Half precision runs on CUDA only
+    /// (libtorch's CPU convolutions lack it).
+    pub fn set_precision(&mut self, precision: Precision) -> Result<(), NnError> {
+        if precision == Precision::F16 && self.device() == Device::Cpu {
+            return Err(self.precision_error(precision, "f16 runs on CUDA only; use bf16 or f32"));
+        }
+        match precision {
+            Precision::F32 => self.vs.float(),
+            Precision::Bf16 => self.vs.bfloat16(),
+            Precision::F16 => self.vs.half(),
+        }
+        for layer in &self.layers {
+            layer.flatten_rnn_weights();
+        }
+        self.precision = precision;
+        Ok(())
+    }
+
+    /// A copy of the model (same config, device and weights) computing in
+    /// `precision`, for inference beside a model that keeps training in `f32`.
+    pub fn inference_copy(&self, precision: Precision) -> Result<Self, NnError> {
+        let mut copy = Self::new(self.config.clone(), self.device())?;
+        copy.vs.copy(&self.vs)?;
+        copy.set_precision(precision)?;
+        Ok(copy)
+    }
+
+    fn precision_error(&self, precision: Precision, message: &str) -> NnError {
+        NnError::Precision {
+            model: self.config.name.clone(),
+            precision,
+            message: message.into(),
+        }
+    }
+
+    fn require_f32(&self, what: &str) -> Result<(), NnError> {
+        if self.precision == Precision::F32 {
+            Ok(())
+        } else {
+            Err(self.precision_error(
+                self.precision,
+                &format!("{what} needs f32 weights (reduced precision is for inference)"),
+            ))
+        }
     }
 
     /// The variable store (weights and BatchNorm statistics), for training.
@@ -364,7 +435,7 @@ impl Model {
         state: Option<&RecurrentState>,
     ) -> Result<(Outputs, Trace), NnError> {
         let _guard = tch::no_grad_guard();
-        self.run(batch, 1, state, false)
+        self.run(batch, 1, state, false, false)
     }
 
     /// Runs the network with gradients recorded, for training: `train` puts
@@ -375,7 +446,9 @@ impl Model {
         state: Option<&RecurrentState>,
         train: bool,
     ) -> Result<Outputs, NnError> {
-        self.run(batch, 1, state, train).map(|(outputs, _)| outputs)
+        self.require_f32("training")?;
+        self.run(batch, 1, state, train, true)
+            .map(|(outputs, _)| outputs)
     }
 
     /// Runs the network over `B` sequences of `seq_len` steps each, with gradients
@@ -394,16 +467,19 @@ impl Model {
         state: Option<&RecurrentState>,
         train: bool,
     ) -> Result<Outputs, NnError> {
-        self.run(batch, seq_len.max(1) as i64, state, train)
+        self.require_f32("training")?;
+        self.run(batch, seq_len.max(1) as i64, state, train, true)
             .map(|(outputs, _)| outputs)
     }
 
+    /// `train`: BatchNorm in training mode; `grad`: gradients are recorded.
     fn run(
         &self,
         batch: &ObsBatch,
         seq_len: i64,
         state: Option<&RecurrentState>,
         train: bool,
+        grad: bool,
     ) -> Result<(Outputs, Trace), NnError> {
         let rows = batch.len() as i64;
         if rows % seq_len != 0 {
@@ -425,41 +501,46 @@ impl Model {
                 &zeros
             }
         };
+        // The embedding comes out in f32 (its pieces are promoted to the widest
+        // kind); the layers compute in the model's precision, and every output is
+        // returned in f32. `to_kind` to the same kind is free.
+        let kind = self.precision.kind();
         let embedded = self.embed(&batch);
+        let input = embedded.to_kind(kind);
         let mut x = match &self.fc_after_embedding {
-            Some(fc) => fc.forward(&embedded),
-            None => embedded.shallow_clone(),
+            Some(fc) => fc.forward(&input),
+            None => input,
         };
         let mut state_out = Vec::with_capacity(state.tensors.len());
         let mut k = 0;
         for layer in &self.layers {
             if layer.is_recurrent() {
-                let h = state.tensors[k].to_device(device);
-                let c = state.tensors[k + 1].to_device(device);
+                let h = state.tensors[k].to_device(device).to_kind(kind);
+                let c = state.tensors[k + 1].to_device(device).to_kind(kind);
                 let (out, h, c) = if seq_len == 1 {
-                    layer.forward_lstm(&x, &h, &c)
+                    layer.forward_lstm(&x, &h, &c, grad)
                 } else {
-                    layer.forward_lstm_seq(&x, seq_len, &h, &c)
+                    layer.forward_lstm_seq(&x, seq_len, &h, &c, grad)
                 };
                 x = out;
-                state_out.push(h);
-                state_out.push(c);
+                state_out.push(h.to_kind(Kind::Float));
+                state_out.push(c.to_kind(Kind::Float));
                 k += 2;
             } else {
                 x = layer.forward(&x, train);
             }
         }
-        let action_grid = self.action_head.forward(&x);
+        let action_grid = self.action_head.forward(&x).to_kind(Kind::Float);
         let flat_logits = grid_to_flat(&action_grid, &self.layout);
-        let mut value = self.value_head.forward(&x);
+        let mut value = self.value_head.forward(&x).to_kind(Kind::Float);
         if self.config.net.vf_scale != 1.0 {
             value *= self.config.net.vf_scale;
         }
-        let goal_logits = self.goal_head.forward(&x);
+        let goal_logits = self.goal_head.forward(&x).to_kind(Kind::Float);
         let other_agent_logits = self
             .other_agent_head
             .as_ref()
-            .map(|head| grid_to_flat(&head.forward(&x), &self.layout));
+            .map(|head| grid_to_flat(&head.forward(&x).to_kind(Kind::Float), &self.layout));
         Ok((
             Outputs {
                 flat_logits,
@@ -471,7 +552,7 @@ impl Model {
             },
             Trace {
                 embedded,
-                backbone_out: x,
+                backbone_out: x.to_kind(Kind::Float),
             },
         ))
     }
@@ -707,6 +788,7 @@ impl Model {
     /// BatchNorm counters included, so PyTorch loads it strictly). Returns the
     /// config's path.
     pub fn save(&self, dir: &Path, name: &str) -> Result<PathBuf, NnError> {
+        self.require_f32("saving")?;
         let weights_name = format!("{name}.safetensors");
         let config = self.config.renamed(name, &weights_name);
         let mut tensors: BTreeMap<String, Tensor> = self
@@ -742,6 +824,54 @@ mod tests {
 
     /// Sequences through `forward_seq_t` equal single steps carrying the state
     /// (BatchNorm in eval mode, where rows do not interact).
+    /// A bf16 copy computes the same policy as the f32 model up to rounding,
+    /// hands back f32 outputs and state, and refuses to train or be saved.
+    #[test]
+    fn a_bf16_copy_agrees_with_f32_and_refuses_training() {
+        let path = crate::cli::shared_dir().join("models/paper_human_small.json");
+        let model = Model::load(&path, Device::Cpu).unwrap();
+        let [x, y, z] = model.config().world_size.axes().map(|a| a as i64);
+        tch::manual_seed(7);
+        let rows = 4;
+        let batch = ObsBatch::new(
+            Tensor::randint(3, [rows, 6, x, y, z], (Kind::Uint8, Device::Cpu)),
+            Tensor::randint(5, [rows, 2, 10], (Kind::Int, Device::Cpu)),
+            Tensor::randint(100, [rows], (Kind::Float, Device::Cpu)),
+            Some(Tensor::randint(
+                model.layout().len() as i64,
+                [rows],
+                (Kind::Int64, Device::Cpu),
+            )),
+        )
+        .unwrap();
+        let exact = model.forward(&batch, None).unwrap();
+        let half = model.inference_copy(Precision::Bf16).unwrap();
+        assert_eq!(model.precision(), Precision::F32, "the original stays f32");
+        let rounded = half.forward(&batch, None).unwrap();
+        assert_eq!(rounded.flat_logits.kind(), Kind::Float);
+        assert!(rounded.state.tensors().iter().all(|t| t.kind() == Kind::Float));
+        // bf16 keeps 8 bits of mantissa: the logits move, but by far less than
+        // their spread.
+        let spread = exact.flat_logits.std(true).double_value(&[]);
+        let moved = (&rounded.flat_logits - &exact.flat_logits)
+            .abs()
+            .mean(Kind::Float)
+            .double_value(&[]);
+        assert!(moved > 0.0 && moved < 0.1 * spread, "moved {moved}, spread {spread}");
+        // Its own state feeds its next step.
+        half.forward(&batch, Some(&rounded.state)).unwrap();
+        assert!(matches!(
+            half.forward_t(&batch, None, true),
+            Err(NnError::Precision { .. })
+        ));
+        let dir = std::env::temp_dir().join(format!("mbag-bf16-{}", std::process::id()));
+        assert!(matches!(half.save(&dir, "m"), Err(NnError::Precision { .. })));
+        let mut cpu = Model::load(&path, Device::Cpu).unwrap();
+        assert!(matches!(cpu.set_precision(Precision::F16), Err(NnError::Precision { .. })));
+        assert_eq!("bf16".parse::<Precision>(), Ok(Precision::Bf16));
+        assert!("f8".parse::<Precision>().is_err());
+    }
+
     #[test]
     fn sequences_equal_steps_carrying_the_state() {
         let path = crate::cli::shared_dir().join("models/paper_human_small.json");

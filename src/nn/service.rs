@@ -44,10 +44,10 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, bounded, select};
-use tch::{Device, Kind, Tensor};
+use tch::{Kind, Tensor};
 
 use super::error::NnError;
-use super::model::{Model, RecurrentState};
+use super::model::{Model, RecurrentState, host_f32};
 use super::obs::ObsBatch;
 use crate::sim::obs::Observation;
 
@@ -693,9 +693,9 @@ impl Worker {
             RecurrentState::cat(&rows)
         });
         let outputs = self.model.forward(&batch, state.as_ref()).map_err(text)?;
+        let precision = self.model.precision();
         let to_cpu = |t: &Tensor| -> Result<Vec<f32>, String> {
-            let flat = t.flatten(0, -1).to_device(Device::Cpu).to_kind(Kind::Float);
-            Vec::<f32>::try_from(&flat).map_err(|e| e.to_string())
+            host_f32(t, precision).map_err(|e| e.to_string())
         };
         let b = requests.len();
         let flat = to_cpu(&outputs.flat_logits)?;

@@ -103,15 +103,28 @@ impl World {
         if matches!(mode, GameMode::Spectator | GameMode::Adventure) {
             return None;
         }
-        let hit = self.ray(role, mode.reach())?;
+        let Some(hit) = self.ray(role, mode.reach()) else {
+            log::debug!("role {role}: use: no block under the crosshair within reach");
+            return None;
+        };
         if hit.normal == [0; 3] {
+            log::debug!("role {role}: use: the eye is inside {:?}", hit.cell);
             return None;
         }
         let target = [0, 1, 2].map(|a| hit.cell[a] + hit.normal[a]);
         let stack = self.players[role].selected_stack().clone();
-        let block = McBlock::from_name(stack.item_name()).filter(|b| *b != McBlock::Air)?;
+        let Some(block) = McBlock::from_name(stack.item_name()).filter(|b| *b != McBlock::Air)
+        else {
+            log::debug!("role {role}: use: no block in the hand ({:?})", stack.item_name());
+            return None;
+        };
         if self.block(target) != McBlock::Air || self.in_goal_area(target) || self.occupied(target)
         {
+            log::debug!(
+                "role {role}: use: hit {:?} face {:?}; {target:?} is not free",
+                hit.cell,
+                hit.normal
+            );
             return None;
         }
         self.set_block(target, block);
@@ -133,8 +146,15 @@ impl World {
         if matches!(mode, GameMode::Spectator | GameMode::Adventure) {
             return None;
         }
-        let hit = self.ray(role, mode.reach())?;
-        self.break_block(role, hit.cell).then_some(hit.cell)
+        let Some(hit) = self.ray(role, mode.reach()) else {
+            log::debug!("role {role}: attack: no block under the crosshair within reach");
+            return None;
+        };
+        let broken = self.break_block(role, hit.cell);
+        if !broken {
+            log::debug!("role {role}: attack: {:?} may not be broken", hit.cell);
+        }
+        broken.then_some(hit.cell)
     }
 
     /// Breaks a block as player `role` would; false if it may not.

@@ -28,7 +28,9 @@ use super::replay::{Fragment, ReplayBuffer, Sample};
 use super::replay_file::{REPLAY_FILE, ReplayShape, read_replay, write_replay};
 use super::selfplay::{Collection, SelfPlay, SelfPlaySettings};
 use crate::agents::spec::{AgentFactory, AgentSpec};
-use crate::nn::{InferenceService, Model, ModelConfig, Outputs, RecurrentState, ServiceConfig};
+use crate::nn::{
+    InferenceService, Model, ModelConfig, Outputs, Precision, RecurrentState, ServiceConfig,
+};
 use crate::train::{Adam, AdamConfig, Checkpointer, MetricsLog, Progress};
 
 /// The metrics log's file name inside the output folder.
@@ -51,6 +53,10 @@ pub struct RunOptions {
     pub resume: bool,
     /// Stop after this many iterations in total instead of the config's.
     pub stop_after: Option<u64>,
+    /// The number format self-play's searches evaluate the network in. Anything
+    /// but `f32` plays on a converted copy of the weights, made each iteration,
+    /// while training keeps updating the `f32` ones.
+    pub selfplay_precision: Precision,
 }
 
 /// What one iteration did, for progress displays.
@@ -236,17 +242,26 @@ pub fn train(
     let mut extra = Counters::from_json(&progress.extra);
     let mut saved_any = start > 0;
     let mut last = Vec::new();
+    let service_config = ServiceConfig {
+        max_batch: (t.num_envs * config.mcts.leaves_per_batch.max(1)).max(1),
+        ..ServiceConfig::default()
+    };
     for iteration in start..iterations {
-        let service = InferenceService::spawn(
-            model,
-            ServiceConfig {
-                max_batch: (t.num_envs * config.mcts.leaves_per_batch.max(1)).max(1),
-                ..ServiceConfig::default()
-            },
-        )?;
-        let collected = selfplay.collect(service.handle(), t.rollout_len);
-        let (returned, service_stats) = service.shutdown_into_model()?;
-        model = returned;
+        // An f32 run lends the learner's own model to the service and takes it
+        // back; a reduced-precision one plays a converted copy.
+        let (collected, service_stats) = if options.selfplay_precision == Precision::F32 {
+            let service = InferenceService::spawn(model, service_config)?;
+            let collected = selfplay.collect(service.handle(), t.rollout_len);
+            let (returned, stats) = service.shutdown_into_model()?;
+            model = returned;
+            (collected, stats)
+        } else {
+            let player = model.inference_copy(options.selfplay_precision)?;
+            let service = InferenceService::spawn(player, service_config)?;
+            let collected = selfplay.collect(service.handle(), t.rollout_len);
+            let (_, stats) = service.shutdown_into_model()?;
+            (collected, stats)
+        };
         let collected = collected?;
         extra.env_steps += collected.env_steps;
         extra.episodes += collected.episodes.len() as u64;
