@@ -249,33 +249,6 @@ pub fn goal_percentage(
         .collect()
 }
 
-/// The yaw and pitch (degrees) that make Minecraft click `click` for a player
-/// whose simulated eye is at `sim_eye`. The simulator's line-of-sight rules put
-/// the eye 1.6 above the feet, as the reference does, but Minecraft casts the
-/// click from 1.62: aimed from 1.6, the ray runs 0.02 above the intended path,
-/// and at a shallow pitch near a face's top edge it passes over the target into
-/// the block behind. So the angles are taken from Minecraft's eye at the same
-/// feet.
-pub fn aim(sim_eye: [f64; 3], click: [f64; 3]) -> (f64, f64) {
-    let lift =
-        f64::from(malmo_bridge::emulator::ray::EYE_HEIGHT) - crate::sim::viewpoint::EYE_HEIGHT;
-    look_angles([sim_eye[0], sim_eye[1] + lift, sim_eye[2]], click)
-}
-
-/// The yaw and pitch (degrees) that look from an eye at `eye` to `click`, as the
-/// reference computes them: `atan2(-dx, dz)` and `-asin(dy)` on the unit vector.
-pub fn look_angles(eye: [f64; 3], click: [f64; 3]) -> (f64, f64) {
-    let mut delta = [click[0] - eye[0], click[1] - eye[1], click[2] - eye[2]];
-    let norm = (delta[0] * delta[0] + delta[1] * delta[1] + delta[2] * delta[2]).sqrt();
-    for v in &mut delta {
-        *v /= norm;
-    }
-    (
-        (-delta[0]).atan2(delta[2]).to_degrees(),
-        (-delta[1].asin()).to_degrees(),
-    )
-}
-
 /// Where the AI places from: the hotbar slot to press, and the swaps around `use`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PlaceSource {
@@ -301,9 +274,9 @@ pub struct PlaceBreak {
     pub kind: ActionType,
     /// The block placed (ignored for breaks).
     pub block: BlockId,
-    /// Yaw from [`look_angles`].
+    /// Yaw from [`crate::daemon::aim`].
     pub yaw: f64,
-    /// Pitch from [`look_angles`].
+    /// Pitch from [`crate::daemon::aim`].
     pub pitch: f64,
     /// With teleportation: the feet position to teleport to first.
     pub teleport_to: Option<[f64; 3]>,
@@ -446,7 +419,6 @@ pub fn place_source(
 
 #[cfg(test)]
 mod tests {
-    use malmo_bridge::emulator::ray::{EYE_HEIGHT, cast, look_vector};
     use serde_json::json;
 
     use super::*;
@@ -684,37 +656,5 @@ mod tests {
             "chat /give x shears 1 0 {ench: [{id: 34, lvl: 32767}]}"
         );
         assert!(Item::from_json(&json!({"count": 1})).is_err());
-    }
-
-    #[test]
-    fn look_angles_follow_the_reference_formula() {
-        let (yaw, pitch) = look_angles([0.5, 3.6, 0.5], [1.5, 3.6, 1.5]);
-        assert!((yaw + 45.0).abs() < 1e-12, "{yaw}");
-        assert_eq!(pitch, 0.0);
-        let (yaw, pitch) = look_angles([0.5, 3.6, 0.5], [0.5, 2.6, 1.5]);
-        assert!(
-            yaw.abs() < 1e-12 && (pitch - 45.0).abs() < 1e-12,
-            "{yaw} {pitch}"
-        );
-    }
-
-    /// A click near the top edge of a block's face at a shallow pitch: aimed
-    /// from the simulator's eye, Minecraft's ray (cast from 1.62) passes over
-    /// the block into the one behind; aimed by [`aim`], it hits the block.
-    #[test]
-    fn aim_hits_the_target_from_minecrafts_eye() {
-        let feet = [0.5, 2.0, 0.5];
-        let sim_eye = [feet[0], feet[1] + 1.6, feet[2]];
-        let mc_eye = [feet[0], feet[1] + f64::from(EYE_HEIGHT), feet[2]];
-        let target = [4, 3, 0];
-        let behind = [6, 4, 0];
-        let solid = |c: [i32; 3]| c == target || c == behind;
-        // On the target's west face, just below its top edge.
-        let click = [4.0, 3.995, 0.5];
-        let hit = |(yaw, pitch): (f64, f64)| {
-            cast(mc_eye, look_vector(yaw as f32, pitch as f32), 10.0, solid).map(|h| h.cell)
-        };
-        assert_eq!(hit(look_angles(sim_eye, click)), Some(behind));
-        assert_eq!(hit(aim(sim_eye, click)), Some(target));
     }
 }

@@ -526,6 +526,32 @@ impl Detector {
         self.expected.extend(diffs);
     }
 
+    /// What Minecraft will show once the AI commands still queued have run: the
+    /// latest observations with the block changes and moves of the expected,
+    /// not yet seen, AI diffs applied in order. An AI action dispatched now
+    /// runs after those commands, so its expectations and its aim are taken
+    /// from this, not from the view at dispatch. (Inventory counts are left as
+    /// observed: nothing predicted from them needs more than the view.)
+    pub fn predicted_state(&self) -> MalmoState {
+        let mut state = self.state.clone();
+        for diff in &self.expected {
+            match *diff {
+                StateDiff::Block { cell, after, .. } => {
+                    if let Some(index) = self.config.size.checked_index(cell) {
+                        state.blocks.set_at(index, after);
+                    }
+                }
+                StateDiff::Location { player, after, .. } => {
+                    if let Some(view) = state.players.get_mut(player.0) {
+                        view.position = after;
+                    }
+                }
+                StateDiff::Inventory { .. } => {}
+            }
+        }
+        state
+    }
+
     /// Forgets the expected diffs not seen yet and returns them (the reference
     /// warns about each 0.2 s after the AI action's commands).
     pub fn take_unseen_expected(&mut self) -> Vec<StateDiff> {
@@ -1125,6 +1151,51 @@ mod tests {
         obs.grids = vec![grid(&placed)];
         assert_eq!(d.observe(PlayerId(0), &obs).unwrap(), vec![]);
         assert!(d.take_unseen_expected().is_empty());
+    }
+
+    /// A break queued behind a place of the same cell is expected to remove the
+    /// placed block, not air: expectations come from the predicted view.
+    #[test]
+    fn expectations_follow_the_queued_ai_actions() {
+        let world = Blocks::initial_world(SIZE);
+        let positions = [PlayerPos::new(0.5, 2.0, 0.5), PlayerPos::new(3.5, 2.0, 3.5)];
+        let cfg = config(1, 1, true);
+        let mut d = Detector::new(cfg.clone(), world.clone(), &positions);
+        let cell = Cell::new(3, 2, 2);
+        let place = AiEffect::Place {
+            cell,
+            block: BlockId(5),
+        };
+        d.expect(expected_diffs(
+            &cfg,
+            &d.predicted_state(),
+            PlayerId(1),
+            place,
+        ));
+        let to = PlayerPos::new(2.5, 2.0, 3.5);
+        d.expect(expected_diffs(
+            &cfg,
+            &d.predicted_state(),
+            PlayerId(1),
+            AiEffect::Move { to },
+        ));
+        let predicted = d.predicted_state();
+        assert_eq!(predicted.blocks.get(cell), BlockId(5));
+        assert_eq!(predicted.players[1].position, to);
+        assert_eq!(
+            d.state().blocks.get(cell),
+            BlockId::AIR,
+            "the view is untouched"
+        );
+        let broke = expected_diffs(&cfg, &predicted, PlayerId(1), AiEffect::Break { cell });
+        assert_eq!(
+            broke,
+            vec![StateDiff::Block {
+                cell,
+                before: BlockId(5),
+                after: BlockId::AIR,
+            }]
+        );
     }
 
     #[test]

@@ -26,6 +26,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
 use super::agent_thread::{AgentThread, AgentThreadError, PendingAct};
+use super::aim;
 use super::commands::{self, Instruction, Item, PlaceBreak, PlaceSource};
 use super::detect::{AiEffect, Detector, DetectorConfig, expected_diffs};
 use super::divergence::{self, Divergence, MissingItems, Repair, SyncScope};
@@ -35,7 +36,7 @@ use super::roles::RoleEvent;
 use crate::recording::{EndReason, EndRecord, EpisodeRecorder, SyncEdits};
 use crate::sim::action::{Action, ActionType};
 use crate::sim::block::BlockId;
-use crate::sim::coords::{PlayerId, PlayerPos};
+use crate::sim::coords::{Cell, PlayerId, PlayerPos};
 use crate::sim::env::{Env, StepOutcome};
 use crate::sim::viewpoint::Interaction;
 
@@ -559,6 +560,8 @@ impl Lockstep {
             }
             let done = outcome.infos[p].action;
             debug!("player {p}: chose {:?}, took {:?}", actions[p], done);
+            // Minecraft as it will be when this action's commands run.
+            let predicted = self.detector.predicted_state();
             let mut instructions = Vec::new();
             let effect = match done.kind {
                 ActionType::PlaceBlock | ActionType::BreakBlock => {
@@ -572,8 +575,54 @@ impl Lockstep {
                         continue;
                     };
                     let (_, _, candidate) = attempt.chosen.expect("found with a choice");
-                    let (yaw, pitch) = commands::aim(candidate.viewpoint, candidate.click);
                     let cell = self.env.size().cell(done.location);
+                    // The simulator decided on its own view, which can lag a
+                    // person's change Minecraft already shows (their break is
+                    // detected at the next observation). Clicking then would
+                    // hit whatever lies behind: leave the cell as Minecraft has
+                    // it, and the divergence checks reconcile the simulator.
+                    let there = predicted.blocks.get(cell);
+                    let overtaken = match attempt.kind {
+                        Interaction::Break => there == BlockId::AIR,
+                        Interaction::Place => there != BlockId::AIR,
+                    };
+                    if overtaken {
+                        info!(
+                            "player {p}: Minecraft already shows {there} at {cell:?}; not clicking its {:?}",
+                            attempt.kind
+                        );
+                        continue;
+                    }
+                    // Cast through the world as Minecraft will have it when the
+                    // click comes.
+                    let solid = |c: Cell| predicted.blocks.get(c) != BlockId::AIR;
+                    let world = aim::PredictedWorld {
+                        solid: &solid,
+                        size: self.env.size(),
+                    };
+                    let aimed = aim::aim(
+                        &world,
+                        candidate.viewpoint,
+                        candidate.click,
+                        attempt.kind,
+                        cell,
+                        aim::CREATIVE_REACH,
+                    );
+                    if !aimed.checked {
+                        // A click Minecraft would send elsewhere changes a second
+                        // cell; not clicking leaves one difference, which the
+                        // divergence checks repair.
+                        info!(
+                            "player {p}: no aim from {:?} reaches {cell:?} in Minecraft; not clicking its {:?}",
+                            candidate.viewpoint, attempt.kind
+                        );
+                        continue;
+                    }
+                    debug!(
+                        "player {p}: {:?} {cell:?} from eye {:?} at {:?}: yaw {:.3} pitch {:.3}",
+                        attempt.kind, candidate.viewpoint, candidate.click, aimed.yaw, aimed.pitch,
+                    );
+                    let (yaw, pitch) = (aimed.yaw, aimed.pitch);
                     let place = PlaceBreak {
                         kind: done.kind,
                         block: done.block,
@@ -649,12 +698,7 @@ impl Lockstep {
                     AiEffect::Move { to }
                 }
             };
-            let diffs = expected_diffs(
-                self.detector.config(),
-                self.detector.state(),
-                PlayerId(p),
-                effect,
-            );
+            let diffs = expected_diffs(self.detector.config(), &predicted, PlayerId(p), effect);
             self.detector.expect(diffs);
             self.executor.submit(Job {
                 kind: JobKind::AiAction { player: p, decided },

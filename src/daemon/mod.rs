@@ -20,6 +20,7 @@
 //!   blocking it.
 
 pub mod agent_thread;
+pub mod aim;
 pub mod commands;
 pub mod detect;
 pub mod divergence;

@@ -849,7 +849,13 @@ mod tests {
         assert_eq!(model.precision(), Precision::F32, "the original stays f32");
         let rounded = half.forward(&batch, None).unwrap();
         assert_eq!(rounded.flat_logits.kind(), Kind::Float);
-        assert!(rounded.state.tensors().iter().all(|t| t.kind() == Kind::Float));
+        assert!(
+            rounded
+                .state
+                .tensors()
+                .iter()
+                .all(|t| t.kind() == Kind::Float)
+        );
         // bf16 keeps 8 bits of mantissa: the logits move, but by far less than
         // their spread.
         let spread = exact.flat_logits.std(true).double_value(&[]);
@@ -857,7 +863,10 @@ mod tests {
             .abs()
             .mean(Kind::Float)
             .double_value(&[]);
-        assert!(moved > 0.0 && moved < 0.1 * spread, "moved {moved}, spread {spread}");
+        assert!(
+            moved > 0.0 && moved < 0.1 * spread,
+            "moved {moved}, spread {spread}"
+        );
         // Its own state feeds its next step.
         half.forward(&batch, Some(&rounded.state)).unwrap();
         assert!(matches!(
@@ -865,9 +874,15 @@ mod tests {
             Err(NnError::Precision { .. })
         ));
         let dir = std::env::temp_dir().join(format!("mbag-bf16-{}", std::process::id()));
-        assert!(matches!(half.save(&dir, "m"), Err(NnError::Precision { .. })));
+        assert!(matches!(
+            half.save(&dir, "m"),
+            Err(NnError::Precision { .. })
+        ));
         let mut cpu = Model::load(&path, Device::Cpu).unwrap();
-        assert!(matches!(cpu.set_precision(Precision::F16), Err(NnError::Precision { .. })));
+        assert!(matches!(
+            cpu.set_precision(Precision::F16),
+            Err(NnError::Precision { .. })
+        ));
         assert_eq!("bf16".parse::<Precision>(), Ok(Precision::Bf16));
         assert!("f8".parse::<Precision>().is_err());
     }

@@ -115,7 +115,10 @@ impl World {
         let stack = self.players[role].selected_stack().clone();
         let Some(block) = McBlock::from_name(stack.item_name()).filter(|b| *b != McBlock::Air)
         else {
-            log::debug!("role {role}: use: no block in the hand ({:?})", stack.item_name());
+            log::debug!(
+                "role {role}: use: no block in the hand ({:?})",
+                stack.item_name()
+            );
             return None;
         };
         if self.block(target) != McBlock::Air || self.in_goal_area(target) || self.occupied(target)
@@ -127,6 +130,11 @@ impl World {
             );
             return None;
         }
+        log::debug!(
+            "role {role}: use: placed {block:?} at {target:?} (against {:?} face {:?})",
+            hit.cell,
+            hit.normal
+        );
         self.set_block(target, block);
         self.record_change(role, BlockAction::Place, target, block);
         if mode == GameMode::Survival {
@@ -151,7 +159,16 @@ impl World {
             return None;
         };
         let broken = self.break_block(role, hit.cell);
-        if !broken {
+        if broken {
+            let p = &self.players[role];
+            log::debug!(
+                "role {role}: attack: broke {:?} (eye {:?}, yaw {}, pitch {})",
+                hit.cell,
+                p.eye(),
+                p.yaw,
+                p.pitch
+            );
+        } else {
             log::debug!("role {role}: attack: {:?} may not be broken", hit.cell);
         }
         broken.then_some(hit.cell)
