@@ -822,18 +822,12 @@ impl Model {
 mod tests {
     use super::*;
 
-    /// Sequences through `forward_seq_t` equal single steps carrying the state
-    /// (BatchNorm in eval mode, where rows do not interact).
-    /// A bf16 copy computes the same policy as the f32 model up to rounding,
-    /// hands back f32 outputs and state, and refuses to train or be saved.
-    #[test]
-    fn a_bf16_copy_agrees_with_f32_and_refuses_training() {
-        let path = crate::cli::shared_dir().join("models/paper_human_small.json");
-        let model = Model::load(&path, Device::Cpu).unwrap();
+    /// `rows` random observations for `model` (world, inventory, timestep and
+    /// previous action), from libtorch's seed `seed`.
+    fn random_batch(model: &Model, rows: i64, seed: i64) -> ObsBatch {
         let [x, y, z] = model.config().world_size.axes().map(|a| a as i64);
-        tch::manual_seed(7);
-        let rows = 4;
-        let batch = ObsBatch::new(
+        tch::manual_seed(seed);
+        ObsBatch::new(
             Tensor::randint(3, [rows, 6, x, y, z], (Kind::Uint8, Device::Cpu)),
             Tensor::randint(5, [rows, 2, 10], (Kind::Int, Device::Cpu)),
             Tensor::randint(100, [rows], (Kind::Float, Device::Cpu)),
@@ -843,7 +837,16 @@ mod tests {
                 (Kind::Int64, Device::Cpu),
             )),
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    /// A bf16 copy computes the same policy as the f32 model up to rounding,
+    /// hands back f32 outputs and state, and refuses to train or be saved.
+    #[test]
+    fn a_bf16_copy_agrees_with_f32_and_refuses_training() {
+        let path = crate::cli::shared_dir().join("models/paper_human_small.json");
+        let model = Model::load(&path, Device::Cpu).unwrap();
+        let batch = random_batch(&model, 4, 7);
         let exact = model.forward(&batch, None).unwrap();
         let half = model.inference_copy(Precision::Bf16).unwrap();
         assert_eq!(model.precision(), Precision::F32, "the original stays f32");
@@ -887,25 +890,14 @@ mod tests {
         assert!("f8".parse::<Precision>().is_err());
     }
 
+    /// Sequences through `forward_seq_t` equal single steps carrying the state
+    /// (BatchNorm in eval mode, where rows do not interact).
     #[test]
     fn sequences_equal_steps_carrying_the_state() {
         let path = crate::cli::shared_dir().join("models/paper_human_small.json");
         let model = Model::load(&path, Device::Cpu).unwrap();
         let (b, t) = (2i64, 3i64);
-        let [x, y, z] = model.config().world_size.axes().map(|a| a as i64);
-        tch::manual_seed(5);
-        let rows = b * t;
-        let batch = ObsBatch::new(
-            Tensor::randint(3, [rows, 6, x, y, z], (Kind::Uint8, Device::Cpu)),
-            Tensor::randint(5, [rows, 2, 10], (Kind::Int, Device::Cpu)),
-            Tensor::randint(100, [rows], (Kind::Float, Device::Cpu)),
-            Some(Tensor::randint(
-                model.layout().len() as i64,
-                [rows],
-                (Kind::Int64, Device::Cpu),
-            )),
-        )
-        .unwrap();
+        let batch = random_batch(&model, b * t, 5);
         let seq = tch::no_grad(|| model.forward_seq_t(&batch, t as usize, None, false)).unwrap();
         let mut state: Option<RecurrentState> = None;
         for step in 0..t {
