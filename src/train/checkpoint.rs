@@ -194,7 +194,19 @@ impl Checkpointer {
         Ok(CheckpointPaths { dir: final_dir })
     }
 
+    /// Keeps the newest `keep` checkpoints, and removes the temporary folders of
+    /// saves that a crash or an interrupt cut short (they are never loaded, but
+    /// would otherwise be left lying in the run, and committed with it).
     fn prune(&self, latest: &str) -> Result<(), TrainError> {
+        for entry in std::fs::read_dir(&self.root)
+            .map_err(TrainError::io(&self.root))?
+            .filter_map(|e| e.ok())
+        {
+            if entry.file_name().to_string_lossy().starts_with(".tmp-") {
+                let dir = entry.path();
+                std::fs::remove_dir_all(&dir).map_err(TrainError::io(&dir))?;
+            }
+        }
         let mut names = self.list()?;
         names.retain(|n| n.as_str() != latest);
         let excess = (names.len() + 1).saturating_sub(self.keep);
@@ -360,5 +372,12 @@ mod tests {
                 .step,
             5
         );
+        // The next save clears it away.
+        let progress = Progress {
+            step: 7,
+            ..Progress::default()
+        };
+        saver.save(&model, &adam, &progress, &Value::Null).unwrap();
+        assert!(!saver.root().join(".tmp-step_000000006").exists());
     }
 }
