@@ -613,8 +613,8 @@ impl Lockstep {
                         // cell; not clicking leaves one difference, which the
                         // divergence checks repair.
                         info!(
-                            "player {p}: no aim from {:?} reaches {cell:?} in Minecraft; not clicking its {:?}",
-                            candidate.viewpoint, attempt.kind
+                            "player {p}: no aim from {:?} reaches {cell:?} in Minecraft (the simulator clicks {:?}); not clicking its {:?}",
+                            candidate.viewpoint, candidate.click, attempt.kind
                         );
                         continue;
                     }
