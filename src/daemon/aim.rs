@@ -13,7 +13,8 @@
 
 use malmo_bridge::emulator::ray::{self, EYE_HEIGHT as MINECRAFT_EYE};
 
-use crate::sim::coords::{Cell, WorldSize};
+use crate::sim::block::{BlockId, Blocks};
+use crate::sim::coords::Cell;
 use crate::sim::viewpoint::{EYE_HEIGHT as SIM_EYE, Interaction};
 
 /// How far a player in creative mode reaches, as Minecraft (and the emulator)
@@ -38,43 +39,25 @@ pub struct Aim {
     pub checked: bool,
 }
 
-/// The world an AI click is cast through: the simulator's blocks, as they are
-/// when the click happens.
-pub struct PredictedWorld<'a> {
-    /// Whether an in-grid cell holds a block.
-    pub solid: &'a dyn Fn(Cell) -> bool,
-    /// The grid; below and beside it Minecraft has the floor and walls, above
-    /// it air.
-    pub size: WorldSize,
-}
-
-impl std::fmt::Debug for PredictedWorld<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PredictedWorld")
-            .field("size", &self.size)
-            .finish_non_exhaustive()
-    }
-}
-
-impl PredictedWorld<'_> {
-    fn stops(&self, c: [i32; 3]) -> bool {
-        let cell = Cell {
-            x: c[0],
-            y: c[1],
-            z: c[2],
-        };
-        if self.size.contains(cell) {
-            (self.solid)(cell)
-        } else {
-            cell.y < self.size.height as i32
-        }
+/// Whether Minecraft's ray stops at `c` in `world` (the blocks as they will be
+/// when the click happens): a block inside the grid, the floor and walls below
+/// and beside it, air above it.
+fn stops(world: &Blocks, c: [i32; 3]) -> bool {
+    let cell = Cell {
+        x: c[0],
+        y: c[1],
+        z: c[2],
+    };
+    match world.checked_get(cell) {
+        Some(block) => block != BlockId::AIR,
+        None => cell.y < world.size().height as i32,
     }
 }
 
 /// The yaw and pitch for the simulator's `(sim_eye, click)` on `target`, checked
 /// against `world` with Minecraft's `reach`.
 pub fn aim(
-    world: &PredictedWorld<'_>,
+    world: &Blocks,
     sim_eye: [f64; 3],
     click: [f64; 3],
     kind: Interaction,
@@ -91,7 +74,7 @@ pub fn aim(
         let (yaw, pitch) = look_angles(eye, point);
         // Minecraft keeps the angles as floats: cast what it will cast.
         let dir = ray::look_vector(yaw as f32, pitch as f32);
-        let hit = ray::cast(eye, dir, reach, |c| world.stops(c))?;
+        let hit = ray::cast(eye, dir, reach, |c| stops(world, c))?;
         let ok = match kind {
             Interaction::Break => hit.cell == t,
             Interaction::Place => {
@@ -121,13 +104,13 @@ pub fn aim(
 
 /// Points to try, nearest faces' centres first: for a break every face of the
 /// target; for a place the faces of its solid neighbours that touch it.
-fn faces(world: &PredictedWorld<'_>, kind: Interaction, t: [i32; 3]) -> Vec<[f64; 3]> {
+fn faces(world: &Blocks, kind: Interaction, t: [i32; 3]) -> Vec<[f64; 3]> {
     let mut points = Vec::new();
     for axis in 0..3 {
         for side in [-1, 1] {
             let mut n = t;
             n[axis] += side;
-            if kind == Interaction::Place && !world.stops(n) {
+            if kind == Interaction::Place && !stops(world, n) {
                 continue;
             }
             // The plane between the target and its neighbour on this side.
@@ -164,6 +147,7 @@ pub fn look_angles(eye: [f64; 3], click: [f64; 3]) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::coords::{CellIndex, WorldSize};
 
     fn cell(x: i32, y: i32, z: i32) -> Cell {
         Cell { x, y, z }
@@ -173,15 +157,23 @@ mod tests {
         WorldSize::new(8, 6, 8)
     }
 
+    /// A world of `size` with a block (dirt) wherever `solid` says.
+    fn blocks_where(size: WorldSize, solid: impl Fn(Cell) -> bool) -> Blocks {
+        let mut world = Blocks::air(size);
+        for index in 0..size.num_cells() {
+            let c = size.cell(CellIndex(index as u32));
+            if solid(c) {
+                world.set(c, BlockId(2));
+            }
+        }
+        world
+    }
+
     /// The cell Minecraft's ray enters first for an aim.
-    fn clicked(solid: &dyn Fn(Cell) -> bool, sim_eye: [f64; 3], aim: Aim) -> Option<[i32; 3]> {
-        let world = PredictedWorld {
-            solid,
-            size: size(),
-        };
+    fn clicked(world: &Blocks, sim_eye: [f64; 3], aim: Aim) -> Option<[i32; 3]> {
         let eye = [sim_eye[0], sim_eye[1] + 0.02, sim_eye[2]];
         let dir = ray::look_vector(aim.yaw as f32, aim.pitch as f32);
-        ray::cast(eye, dir, 5.0, |c| world.stops(c)).map(|h| h.cell)
+        ray::cast(eye, dir, 5.0, |c| stops(world, c)).map(|h| h.cell)
     }
 
     /// In random cluttered worlds, every click the simulator's eye sees on its
@@ -205,10 +197,7 @@ mod tests {
                 .collect();
             let target = blocks[0];
             let solid = |c: Cell| c.y == 0 || blocks.contains(&c);
-            let world = PredictedWorld {
-                solid: &solid,
-                size: size(),
-            };
+            let world = blocks_where(size(), solid);
             let eye = [
                 rng.random_range(0.3..7.7),
                 rng.random_range(1.0..4.0_f64).floor() + SIM_EYE,
@@ -227,7 +216,7 @@ mod tests {
                 let sees = |from: [f64; 3]| {
                     let (yaw, pitch) = look_angles(from, click);
                     let dir = ray::look_vector(yaw as f32, pitch as f32);
-                    ray::cast(from, dir, 5.0, |c| world.stops(c)).map(|h| h.cell)
+                    ray::cast(from, dir, 5.0, |c| stops(&world, c)).map(|h| h.cell)
                 };
                 let t = Some([target.x, target.y, target.z]);
                 if sees(eye) != t {
@@ -236,7 +225,7 @@ mod tests {
                 let a = aim(&world, eye, click, Interaction::Break, target, 5.0);
                 if a.checked {
                     checked_total += 1;
-                    assert_eq!(clicked(&solid, eye, a), t, "eye {eye:?} click {click:?}");
+                    assert_eq!(clicked(&world, eye, a), t, "eye {eye:?} click {click:?}");
                 }
                 if sees([eye[0], eye[1] + 0.02, eye[2]]) != t {
                     grazing += 1;
@@ -258,10 +247,7 @@ mod tests {
     fn a_place_hits_a_face_that_touches_the_target() {
         // Place into (4, 1, 4) against the floor below it.
         let solid = |c: Cell| c.y == 0;
-        let world = PredictedWorld {
-            solid: &solid,
-            size: size(),
-        };
+        let world = blocks_where(size(), solid);
         let sim_eye = [4.5, 2.6, 1.5];
         let click = [4.5, 1.0, 4.5];
         let aim = aim(
@@ -276,7 +262,7 @@ mod tests {
         let hit = {
             let eye = [4.5, 2.62, 1.5];
             let dir = ray::look_vector(aim.yaw as f32, aim.pitch as f32);
-            ray::cast(eye, dir, 5.0, |c| world.stops(c)).unwrap()
+            ray::cast(eye, dir, 5.0, |c| stops(&world, c)).unwrap()
         };
         assert_eq!(hit.cell, [4, 0, 4]);
         assert_eq!(hit.normal, [0, 1, 0]);
@@ -293,10 +279,7 @@ mod tests {
                     && (c.y - 2).abs() <= 1
                     && (c.z - 4).abs() <= 1)
         };
-        let world = PredictedWorld {
-            solid: &solid,
-            size: size(),
-        };
+        let world = blocks_where(size(), solid);
         let aim = aim(
             &world,
             [4.5, 2.6, 0.5],
@@ -316,23 +299,20 @@ mod tests {
         let target = cell(4, 3, 0);
         let behind = cell(6, 4, 0);
         let solid = |c: Cell| c == target || c == behind;
-        let world = PredictedWorld {
-            solid: &solid,
-            size: WorldSize::new(8, 8, 8),
-        };
+        let world = blocks_where(WorldSize::new(8, 8, 8), solid);
         let sim_eye = [0.5, 3.6, 0.5];
         // On the target's west face, just below its top edge.
         let click = [4.0, 3.995, 0.5];
         let from_sim_eye = {
             let (yaw, pitch) = look_angles(sim_eye, click);
             let dir = ray::look_vector(yaw as f32, pitch as f32);
-            ray::cast([0.5, 3.62, 0.5], dir, 10.0, |c| world.stops(c)).map(|h| h.cell)
+            ray::cast([0.5, 3.62, 0.5], dir, 10.0, |c| stops(&world, c)).map(|h| h.cell)
         };
         assert_eq!(from_sim_eye, Some([6, 4, 0]));
         let a = aim(&world, sim_eye, click, Interaction::Break, target, 10.0);
         assert!(a.checked);
         let dir = ray::look_vector(a.yaw as f32, a.pitch as f32);
-        let hit = ray::cast([0.5, 3.62, 0.5], dir, 10.0, |c| world.stops(c)).map(|h| h.cell);
+        let hit = ray::cast([0.5, 3.62, 0.5], dir, 10.0, |c| stops(&world, c)).map(|h| h.cell);
         assert_eq!(hit, Some([4, 3, 0]));
     }
 

@@ -36,7 +36,7 @@ use super::roles::RoleEvent;
 use crate::recording::{EndReason, EndRecord, EpisodeRecorder, SyncEdits};
 use crate::sim::action::{Action, ActionType};
 use crate::sim::block::BlockId;
-use crate::sim::coords::{Cell, PlayerId, PlayerPos};
+use crate::sim::coords::{PlayerId, PlayerPos};
 use crate::sim::env::{Env, StepOutcome};
 use crate::sim::viewpoint::Interaction;
 
@@ -595,13 +595,8 @@ impl Lockstep {
                     }
                     // Cast through the world as Minecraft will have it when the
                     // click comes.
-                    let solid = |c: Cell| predicted.blocks.get(c) != BlockId::AIR;
-                    let world = aim::PredictedWorld {
-                        solid: &solid,
-                        size: self.env.size(),
-                    };
                     let aimed = aim::aim(
-                        &world,
+                        &predicted.blocks,
                         candidate.viewpoint,
                         candidate.click,
                         attempt.kind,
