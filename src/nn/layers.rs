@@ -77,13 +77,10 @@ impl Layer {
 
     /// A per-voxel LSTM of width `size`.
     pub(crate) fn lstm(path: nn::Path, size: i64, cells: i64) -> Self {
-        let config = nn::RNNConfig {
-            train: false,
-            ..Default::default()
-        };
         // Made for its variables (and, on CUDA, their cuDNN layout); the layer
-        // calls libtorch's LSTM itself, to choose its training mode per call.
-        let _ = nn::lstm(&path, size, size, config);
+        // calls libtorch's LSTM itself, to choose its training mode per call, so
+        // the config's own `train` is never read.
+        let _ = nn::lstm(&path, size, size, Default::default());
         let weights = ["weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"]
             .iter()
             .map(|name| path.get(name).expect("nn::lstm made this variable"))

@@ -249,17 +249,18 @@ pub fn train(
     for iteration in start..iterations {
         // An f32 run lends the learner's own model to the service and takes it
         // back; a reduced-precision one plays a converted copy.
-        let (collected, service_stats) = if options.selfplay_precision == Precision::F32 {
-            let service = InferenceService::spawn(model, service_config)?;
+        let mut play = |player: Model| -> Result<_, AssistantError> {
+            let service = InferenceService::spawn(player, service_config)?;
             let collected = selfplay.collect(service.handle(), t.rollout_len);
-            let (returned, stats) = service.shutdown_into_model()?;
+            let (player, stats) = service.shutdown_into_model()?;
+            Ok((collected, stats, player))
+        };
+        let (collected, service_stats) = if options.selfplay_precision == Precision::F32 {
+            let (collected, stats, returned) = play(model)?;
             model = returned;
             (collected, stats)
         } else {
-            let player = model.inference_copy(options.selfplay_precision)?;
-            let service = InferenceService::spawn(player, service_config)?;
-            let collected = selfplay.collect(service.handle(), t.rollout_len);
-            let (_, stats) = service.shutdown_into_model()?;
+            let (collected, stats, _) = play(model.inference_copy(options.selfplay_precision)?)?;
             (collected, stats)
         };
         let collected = collected?;
