@@ -651,10 +651,9 @@ fn nn(args: &NnBenchArgs) -> anyhow::Result<u8> {
     );
     println!(
         "direct calls: observations to tensors, forward, {} copied to the CPU",
-        if args.outputs_on_device {
-            "the value alone"
-        } else {
-            "all outputs"
+        match copy {
+            OutputCopy::Value => "the value alone",
+            OutputCopy::All => "all outputs",
         }
     );
     println!();
@@ -681,11 +680,11 @@ fn nn(args: &NnBenchArgs) -> anyhow::Result<u8> {
             );
         });
         for m in &models {
+            bar.set_message(format!("loading {}", m.key));
+            let loaded = load_model(&dir, m, device)
+                .with_context(|| format!("building model {}", m.config))?;
             for &precision in &args.precision {
-                bar.set_message(format!("loading {} ({precision})", m.key));
-                let mut model = load_model(&dir, m, device)
-                    .with_context(|| format!("building model {}", m.config))?;
-                model.set_precision(precision)?;
+                let model = loaded.inference_copy(precision)?;
                 let obs = observations(&model, 16, 0);
                 let flops = model.flops_per_sample() as f64;
                 let mut per_sample: Option<f64> = None;
