@@ -1128,12 +1128,19 @@ mod tests {
         );
     }
 
-    #[test]
-    fn expected_ai_diffs_are_not_human_actions() {
+    /// A human (player 0) and an AI (player 1) on the initial world, with
+    /// infinite blocks: the config, the detector and the world.
+    fn human_and_ai() -> (DetectorConfig, Detector, Blocks) {
         let world = Blocks::initial_world(SIZE);
         let positions = [PlayerPos::new(0.5, 2.0, 0.5), PlayerPos::new(3.5, 2.0, 3.5)];
         let cfg = config(1, 1, true);
-        let mut d = Detector::new(cfg.clone(), world.clone(), &positions);
+        let d = Detector::new(cfg.clone(), world.clone(), &positions);
+        (cfg, d, world)
+    }
+
+    #[test]
+    fn expected_ai_diffs_are_not_human_actions() {
+        let (cfg, mut d, world) = human_and_ai();
         let cell = Cell::new(3, 2, 2);
         let diffs = expected_diffs(
             &cfg,
@@ -1157,10 +1164,7 @@ mod tests {
     /// placed block, not air: expectations come from the predicted view.
     #[test]
     fn expectations_follow_the_queued_ai_actions() {
-        let world = Blocks::initial_world(SIZE);
-        let positions = [PlayerPos::new(0.5, 2.0, 0.5), PlayerPos::new(3.5, 2.0, 3.5)];
-        let cfg = config(1, 1, true);
-        let mut d = Detector::new(cfg.clone(), world.clone(), &positions);
+        let (cfg, mut d, _) = human_and_ai();
         let cell = Cell::new(3, 2, 2);
         let place = AiEffect::Place {
             cell,

@@ -12,6 +12,15 @@ fn mbag(args: &[&str]) -> Output {
         .expect("running mbag")
 }
 
+/// Runs mbag on arguments it must refuse as a usage error (exit status 2) and
+/// returns what it said on stderr.
+fn usage_error(args: &[&str]) -> String {
+    let output = mbag(args);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+    stderr
+}
+
 #[test]
 fn human_alone_on_a_small_goal_writes_the_report() {
     let dir = tempfile::tempdir().unwrap();
@@ -84,7 +93,7 @@ fn bad_specs_list_the_accepted_forms() {
 #[test]
 fn a_network_for_another_world_is_refused_by_name() {
     let _torch = crate::nn::torch();
-    let output = mbag(&[
+    let stderr = usage_error(&[
         "evaluate",
         "--human",
         "heuristic:lowest_block",
@@ -102,8 +111,6 @@ fn a_network_for_another_world_is_refused_by_name() {
         "cpu",
         "-q",
     ]);
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains("az:../shared/models/az_test_assistant.json?sims=20")
             && stderr.contains("built for a 11x10x10 world"),
@@ -116,7 +123,7 @@ fn a_network_for_another_world_is_refused_by_name() {
 #[test]
 fn oracle_goal_without_simulations_is_refused() {
     let _torch = crate::nn::torch();
-    let output = mbag(&[
+    let stderr = usage_error(&[
         "evaluate",
         "--human",
         "heuristic:noop",
@@ -129,8 +136,6 @@ fn oracle_goal_without_simulations_is_refused() {
         "cpu",
         "-q",
     ]);
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains("oracle_goal") && stderr.contains("sims=0"),
         "{stderr}"
@@ -233,9 +238,7 @@ fn torch_threads_are_set_and_zero_is_refused() {
     ] {
         let mut args = command.to_vec();
         args.extend(["--torch-threads", "0"]);
-        let output = mbag(&args);
-        assert_eq!(output.status.code(), Some(2), "{args:?}");
-        let stderr = String::from_utf8_lossy(&output.stderr);
+        let stderr = usage_error(&args);
         assert!(
             stderr.contains("--torch-threads") && stderr.contains("from 1"),
             "{stderr}"
