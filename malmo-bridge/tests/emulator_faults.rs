@@ -231,3 +231,49 @@ async fn a_mission_nobody_joins_ends_with_connection_failed() {
         "{err}"
     );
 }
+
+/// A fault spec in the config fires when its `@WHEN` arrives: `exit@20` lets
+/// the mission run 20 ticks, then the client vanishes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scheduled_fault_fires_at_its_tick() {
+    let config = malmo_bridge::emulator::EmulatorConfig {
+        world_delay: Duration::from_millis(50),
+        faults: vec!["exit@20".parse().unwrap()],
+        ..malmo_bridge::emulator::EmulatorConfig::ephemeral(1)
+    };
+    let emu = Emulator::start(config).await.unwrap();
+    let mut m = start_and_begin(&emu, &one_player_mission(), "f-scheduled")
+        .await
+        .pop()
+        .unwrap();
+    let mut observations = 0;
+    let err = loop {
+        let event = tokio::time::timeout(BOUND, m.next_event())
+            .await
+            .expect("the fault shows within the bound");
+        match event {
+            Ok(MissionEvent::Observation { .. }) => observations += 1,
+            Ok(_) => {}
+            Err(e) => break e,
+        }
+    };
+    assert!(
+        matches!(err, AgentError::ClientLost { role: 0, .. }),
+        "{err}"
+    );
+    // One observation per tick, the first perhaps before the agent listened.
+    assert!((19..=21).contains(&observations), "{observations}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fault_for_a_client_that_does_not_exist_is_refused() {
+    let config = malmo_bridge::emulator::EmulatorConfig {
+        faults: vec!["exit#2".parse().unwrap()],
+        ..malmo_bridge::emulator::EmulatorConfig::ephemeral(2)
+    };
+    let err = Emulator::start(config).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "fault exit#2: there is no client #2 (2 emulated)"
+    );
+}

@@ -850,6 +850,7 @@ fn daemon(args: &DaemonBenchArgs) -> anyhow::Result<u8> {
         seed: 0,
         minecraft: Minecraft::Emulated {
             mod_flavour: malmo_bridge::mod_patch::ModFlavour::Stock,
+            faults: Vec::new(),
         },
         recording: dir.join("bench.jsonl"),
         fsync: crate::recording::Fsync::Never,

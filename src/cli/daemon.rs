@@ -58,6 +58,11 @@ pub struct DaemonArgs {
     /// The emulator plays mbag's patched mod (exact block-change events).
     #[arg(long, requires = "emulated")]
     pub patched_mod: bool,
+    /// Make the emulated Minecraft misbehave (repeatable), for example exit@2s
+    /// or delay:observations=200ms@10: the syntax of `mbag malmo emulator
+    /// --fault` (see `mbag malmo emulator --help`).
+    #[arg(long, value_name = "SPEC", value_parser = super::malmo::parse_fault, conflicts_with = "clients")]
+    pub fault: Vec<malmo_bridge::emulator::FaultSpec>,
     /// The address of this machine the Minecraft clients connect to; the
     /// daemon's listeners bind it alone and admit only the clients' addresses
     /// (loopback by default: give an address of this machine that remote
@@ -385,6 +390,7 @@ fn run(
             } else {
                 ModFlavour::Stock
             },
+            faults: common.fault.clone(),
         }
     } else {
         let needed = seats.len() + usize::from(config.malmo.use_spectator);

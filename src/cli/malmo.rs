@@ -7,6 +7,7 @@ use std::str::FromStr;
 
 use anyhow::{Context, bail, ensure};
 use clap::{Args, Subcommand, ValueEnum};
+use malmo_bridge::emulator::{FaultSpec, FaultSpecError};
 use malmo_bridge::mission::{MissionLayout, Role};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -92,6 +93,9 @@ pub enum MalmoCommand {
     ///
     /// mbag malmo emulator --patched-mod
     /// (the mod with mbag's patches: a version string and block-change events)
+    ///
+    /// mbag -v malmo emulator --fault exit@2s --fault delay:observations=200ms@10
+    /// (misbehaving clients: see --fault)
     Emulator(EmulatorArgs),
 }
 
@@ -122,6 +126,50 @@ pub struct EmulatorArgs {
     /// `mbag_mod_version` and the players' `block_changes`.
     #[arg(long)]
     pub patched_mod: bool,
+    /// Make a client misbehave (repeatable): KIND[:CHANNEL][=VALUE][@WHEN][#CLIENT]
+    ///
+    /// KIND is one of:
+    ///   drop:CHANNEL                 close the mission's connection on CHANNEL
+    ///   delay:CHANNEL=DURATION       wait DURATION before every write (commands:
+    ///                                every line read) from then on
+    ///   truncate:CHANNEL             write the next frame cut off halfway, then close
+    ///   corrupt:CHANNEL[=HOW]        write garbage instead of the next frame
+    ///                                (HOW: garbage (default) or hostile-length)
+    ///   malformed-json               send the next observation as cut JSON
+    ///   stop-pings                   stop pinging mission control
+    ///   exit                         vanish mid-mission: every connection closes,
+    ///                                no MissionEnded
+    ///   fail-world-creation[=TEXT]   role 0's next world creation fails
+    ///                                (MOD_FAILED_TO_CREATE_WORLD with TEXT)
+    ///   mod-version=VERSION          answer control requests as that Malmo version
+    ///
+    /// CHANNEL is mission-control, observations, rewards, video or commands;
+    /// truncate and corrupt take mission-control or observations, delay those
+    /// and commands (the emulator writes nothing on rewards and video).
+    ///
+    /// @WHEN counts from the start of a mission on the client: @N after its Nth
+    /// tick (one observation, 50 ms), @2s, @1.5s or @500ms after it starts. A
+    /// scheduled fault fires once, in the first mission that lasts that long.
+    /// Without @WHEN a fault is armed at start-up and fires at its first chance;
+    /// fail-world-creation and mod-version act before missions and take no @WHEN.
+    ///
+    /// #CLIENT picks the client by index (default #0, role 0's client). A VALUE
+    /// cannot contain @ or #.
+    ///
+    /// Examples:
+    ///   --fault exit@2s                      client 0 vanishes 2 s into a mission
+    ///   --fault delay:observations=200ms@10  observations 200 ms late from tick 10
+    ///   --fault corrupt:mission-control=hostile-length@1s#1
+    ///   --fault stop-pings@40 --fault drop:commands@5s
+    ///   --fault fail-world-creation="disk full"
+    ///   --fault mod-version=0.37.0
+    #[arg(long, value_name = "SPEC", value_parser = parse_fault, verbatim_doc_comment)]
+    pub fault: Vec<FaultSpec>,
+}
+
+/// `--fault`'s parser: the library's, whose error names what is wrong.
+pub fn parse_fault(text: &str) -> Result<FaultSpec, FaultSpecError> {
+    text.parse()
 }
 
 /// Where the goal comes from.
@@ -286,6 +334,7 @@ fn emulator(args: &EmulatorArgs) -> anyhow::Result<u8> {
         } else {
             malmo_bridge::mod_patch::ModFlavour::Stock
         },
+        faults: args.fault.clone(),
         ..EmulatorConfig::local(args.clients)
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()

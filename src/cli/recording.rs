@@ -498,6 +498,7 @@ fn replay_in_minecraft(rec: &Recording, args: &ReplayArgs) -> anyhow::Result<u8>
     let minecraft = if args.clients.is_empty() {
         Minecraft::Emulated {
             mod_flavour: malmo_bridge::mod_patch::ModFlavour::Stock,
+            faults: Vec::new(),
         }
     } else {
         Minecraft::Clients(args.clients.clone())

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use log::{info, warn};
 use malmo_bridge::agent::{ClientAddr, Timeouts};
-use malmo_bridge::emulator::{Emulator, EmulatorConfig, WorldHandle};
+use malmo_bridge::emulator::{Emulator, EmulatorConfig, FaultSpec, WorldHandle};
 use malmo_bridge::mod_patch::ModFlavour;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -67,6 +67,9 @@ pub enum Minecraft {
     Emulated {
         /// The mod the emulator plays.
         mod_flavour: ModFlavour,
+        /// Faults the emulator injects
+        /// ([`EmulatorConfig::faults`](malmo_bridge::emulator::EmulatorConfig::faults)).
+        faults: Vec<FaultSpec>,
     },
 }
 
@@ -324,10 +327,14 @@ pub async fn run_episode(
     info!("recording to {}", settings.recording.display());
 
     let emulator = match &settings.minecraft {
-        Minecraft::Emulated { mod_flavour } => Some(
+        Minecraft::Emulated {
+            mod_flavour,
+            faults,
+        } => Some(
             Emulator::start(EmulatorConfig {
                 world_delay: Duration::from_millis(20),
                 mod_flavour: *mod_flavour,
+                faults: faults.clone(),
                 ..EmulatorConfig::ephemeral(mission.num_agents())
             })
             .await?,
@@ -566,12 +573,25 @@ fn describe(settings: &EpisodeSettings) -> String {
         ),
         Minecraft::Emulated { .. } => "emulated Minecraft".to_owned(),
     };
+    // Fault specs are kept as given (a message may have capitals).
+    let faults = match &settings.minecraft {
+        Minecraft::Emulated { faults, .. } if !faults.is_empty() => format!(
+            " with faults {}",
+            faults
+                .iter()
+                .map(|f| f.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        _ => String::new(),
+    };
     format!(
         "mbag {:?}: {} in {minecraft}",
         settings.mode,
         seats.join(" + ")
     )
     .to_lowercase()
+        + &faults
 }
 
 /// Why a recording cannot be replayed in Minecraft.

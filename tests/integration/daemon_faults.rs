@@ -1,123 +1,243 @@
-//! Faults from the emulator's hooks during a daemon episode: each ends in a clear
-//! error (or is survived), within bounded time, with a readable recording that
-//! holds every completed step and verifies.
+//! Faults from the emulator during a daemon episode: for every kind of
+//! `mbag malmo emulator --fault`, the episode ends with a clear error (or the
+//! fault is survived) within bounded time, and the recording holds every
+//! completed step and verifies.
 
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use malmo_bridge::emulator::{Corruption, FaultChannel, Faults};
-use mbag::daemon::episode::{EmulatedPerson, EpisodeHooks, EpisodeReport, Mode, Seat};
+use malmo_bridge::emulator::{FaultKind, FaultSpec};
+use mbag::daemon::episode::{
+    EmulatedPerson, EpisodeError, EpisodeHooks, EpisodeReport, Minecraft, Mode, Seat,
+};
 use mbag::recording::{EndReason, Recording, verify};
 
-use super::daemon_modes::{bc, config, run_with, settings};
+use super::daemon_modes::{config, settings, try_run_with};
 
-/// Runs a recorded person-alone episode of up to 40 steps and applies `fault`
-/// to the person's client once 5 steps are recorded.
-fn with_fault(
-    fault: impl FnOnce(&Faults) + Send + 'static,
-    silence: Option<Duration>,
-) -> (EpisodeReport, Recording, Duration) {
+/// The longest any faulted episode may take, start to end.
+const BOUND: Duration = Duration::from_secs(30);
+
+/// Steps of an episode that survives its fault.
+const STEPS: u64 = 40;
+
+/// The silence on mission control after which the daemon gives a client up.
+const SILENCE: Duration = Duration::from_secs(3);
+
+/// What a faulted episode left behind.
+struct Faulted {
+    /// The episode's report, or why it never started.
+    result: Result<EpisodeReport, EpisodeError>,
+    /// The recording it wrote, read back and verified.
+    recording: Recording,
+    /// From the start of the episode to its end.
+    took: Duration,
+}
+
+/// Runs a recorded person-alone episode of up to [`STEPS`] steps (a heuristic
+/// person, steps of at most 200 ms) in an emulator injecting `fault` (the
+/// `--fault` syntax), and reads back and verifies its recording.
+fn with_fault(fault: &str) -> Faulted {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("fault.jsonl");
     let seats = vec![Seat::Person {
-        emulated_by: Some(EmulatedPerson::Agent(bc())),
+        emulated_by: Some(EmulatedPerson::Agent(
+            "heuristic:layer_builder".parse().unwrap(),
+        )),
     }];
-    let mut s = settings(Mode::Record, config(&[("human", true)]), seats, &out, 40);
-    if let Some(silence) = silence {
-        s.timeouts.silence = silence;
-    }
-    let faults: Arc<Mutex<Option<Faults>>> = Arc::default();
-    let store = faults.clone();
-    let hooks = EpisodeHooks {
-        on_emulator: Some(Box::new(move |emulator, _| {
-            *store.lock().unwrap() = Some(emulator.clients()[0].faults().clone());
-        })),
-        on_start: Some(Box::new(move |mut view| {
-            tokio::spawn(async move {
-                while view.changed().await.is_ok() {
-                    if view.borrow().steps >= 5 {
-                        let f = faults.lock().unwrap().take();
-                        if let Some(f) = f {
-                            fault(&f);
-                        }
-                        return;
-                    }
-                }
-            });
-        })),
+    let mut s = settings(Mode::Record, config(&[("human", true)]), seats, &out, STEPS);
+    s.lockstep.step_period = Duration::from_millis(200);
+    s.timeouts.silence = SILENCE;
+    s.minecraft = Minecraft::Emulated {
+        mod_flavour: malmo_bridge::mod_patch::ModFlavour::Stock,
+        faults: vec![fault.parse().unwrap()],
     };
     let start = Instant::now();
-    let report = run_with(s, hooks);
+    let result = try_run_with(s, EpisodeHooks::default());
     let took = start.elapsed();
-    let recording = Recording::read(&out).expect("the recording is readable");
+    let recording =
+        Recording::read(&out).unwrap_or_else(|e| panic!("{fault}: the recording is readable: {e}"));
     let verified = verify(&recording, &mut |_, _| {}).unwrap();
-    assert!(verified.mismatches.is_empty(), "{:?}", verified.mismatches);
+    assert!(
+        verified.mismatches.is_empty(),
+        "{fault}: {:?}",
+        verified.mismatches
+    );
     // Keep the directory until the recording has been read.
     drop(dir);
-    (report, recording, took)
+    Faulted {
+        result,
+        recording,
+        took,
+    }
 }
 
-fn assert_aborted_clearly(report: &EpisodeReport, recording: &Recording, words: &[&str]) {
-    let error = report
-        .end
-        .error
-        .as_ref()
-        .expect("the episode ended with an error");
-    let text = error.to_string();
-    assert!(
-        words.iter().any(|w| text.contains(w)),
-        "the error names the problem: {text}"
-    );
-    assert!(
-        recording.steps.len() >= 5,
-        "completed steps kept: {}",
-        recording.steps.len()
-    );
-    let footer = recording
-        .footer
-        .as_ref()
-        .expect("a footer saying how it ended");
-    assert_eq!(footer.end.reason, EndReason::Aborted);
-    assert_eq!(footer.steps as usize, recording.steps.len());
+/// How an episode must end under a fault.
+#[derive(Clone, Copy, Debug)]
+enum Expect {
+    /// It runs to its last step, its recording finished.
+    Survived,
+    /// The loop ends early with an error holding all these words, the
+    /// recording keeping the steps so far under an aborted footer.
+    Aborted(&'static [&'static str]),
+    /// The mission never starts: the episode fails with an error holding all
+    /// these words, and the recording has its header only.
+    Refused(&'static [&'static str]),
 }
 
+/// Every fault kind, with how the daemon must take it. Faults in a mission
+/// come 6 s into it (the set-up takes a few), after some steps are recorded.
+const MATRIX: &[(&str, Expect)] = &[
+    // The mod gives up writing observations; mission control still pings.
+    ("drop:observations@6s", Expect::Survived),
+    (
+        "drop:mission-control@6s",
+        Expect::Aborted(&["lost", "mission-control connection closed"]),
+    ),
+    ("delay:observations=150ms@6s", Expect::Survived),
+    ("delay:commands=100ms@6s", Expect::Survived),
+    // Pings 5 s apart: silence past the limit.
+    (
+        "delay:mission-control=5s@6s",
+        Expect::Aborted(&["lost", "no ping for 3s"]),
+    ),
+    (
+        "truncate:observations@6s",
+        Expect::Aborted(&["lost", "on obs", "closed inside a frame"]),
+    ),
+    (
+        "corrupt:observations@6s",
+        Expect::Aborted(&["lost", "on obs", "exceeds the limit"]),
+    ),
+    (
+        "corrupt:mission-control=hostile-length@6s",
+        Expect::Aborted(&["lost", "on mcp", "4294967280 bytes exceeds"]),
+    ),
+    // Skipped and counted (checked below).
+    ("malformed-json@6s", Expect::Survived),
+    (
+        "stop-pings@6s",
+        Expect::Aborted(&["lost", "no ping for 3s"]),
+    ),
+    (
+        "exit@6s",
+        Expect::Aborted(&["lost", "closed before MissionEnded"]),
+    ),
+    (
+        "fail-world-creation=disk full",
+        Expect::Refused(&["MOD_FAILED_TO_CREATE_WORLD", "disk full"]),
+    ),
+    (
+        "mod-version=0.37.0",
+        Expect::Refused(&["another Malmo version"]),
+    ),
+];
+
+/// Checks one case; `Err` says what went wrong.
+fn check(fault: &str, expect: Expect, run: &Faulted) -> Result<(), String> {
+    let steps = run.recording.steps.len();
+    let footer = run.recording.footer.as_ref();
+    if run.took > BOUND {
+        return Err(format!("took {:?}, over {BOUND:?}", run.took));
+    }
+    let names = |words: &[&str], text: &str| {
+        if words.iter().all(|w| text.contains(w)) {
+            Ok(())
+        } else {
+            Err(format!(
+                "the error does not name the problem ({words:?}): {text}"
+            ))
+        }
+    };
+    match (expect, &run.result) {
+        (Expect::Survived, Ok(report)) => {
+            if let Some(e) = &report.end.error {
+                return Err(format!("ended with an error: {e}"));
+            }
+            if steps as u64 != STEPS || footer.map(|f| f.end.reason) != Some(EndReason::Truncated) {
+                return Err(format!("{steps} steps, footer {footer:?}"));
+            }
+            if fault.starts_with("malformed-json") && report.stats.undecodable == 0 {
+                return Err("the malformed observation was not counted".into());
+            }
+            Ok(())
+        }
+        (Expect::Aborted(words), Ok(report)) => {
+            let Some(error) = &report.end.error else {
+                return Err(format!("no error after {} steps", report.steps));
+            };
+            names(words, &error.to_string())?;
+            let Some(footer) = footer else {
+                return Err("no footer".into());
+            };
+            if footer.end.reason != EndReason::Aborted || footer.steps as usize != steps {
+                return Err(format!("footer {footer:?} for {steps} steps"));
+            }
+            if steps < 2 {
+                return Err(format!("only {steps} steps kept from before the fault"));
+            }
+            Ok(())
+        }
+        (Expect::Refused(words), Err(error)) => {
+            names(words, &format!("{error}"))?;
+            if steps != 0 || footer.is_some() {
+                return Err(format!("{steps} steps, footer {footer:?}"));
+            }
+            Ok(())
+        }
+        (_, Ok(report)) => Err(format!(
+            "ran {} steps, error {:?}",
+            report.steps,
+            report.end.error.as_ref().map(ToString::to_string)
+        )),
+        (_, Err(error)) => Err(format!("did not start: {error}")),
+    }
+}
+
+/// The fault matrix: every kind of fault, each in its own episode (run side by
+/// side), ends the episode with a clear error or is survived, within
+/// [`BOUND`], with a recording that verifies.
 #[test]
-fn minecraft_exiting_mid_episode_ends_it_with_the_steps_so_far() {
-    let (report, recording, took) = with_fault(Faults::exit_mid_mission, None);
-    assert_aborted_clearly(&report, &recording, &["lost", "closed"]);
-    assert!(took < Duration::from_secs(120), "took {took:?}");
-}
-
-#[test]
-fn pings_stopping_ends_the_episode_within_the_silence_limit() {
-    let (report, recording, took) =
-        with_fault(|f| f.stop_pings(true), Some(Duration::from_secs(2)));
-    assert_aborted_clearly(&report, &recording, &["ping", "hung"]);
-    assert!(took < Duration::from_secs(120), "took {took:?}");
-}
-
-#[test]
-fn a_garbage_frame_ends_the_episode_with_a_clear_error() {
-    let (report, recording, _) = with_fault(
-        |f| f.corrupt_next_frame(FaultChannel::Observations, Corruption::Garbage),
-        None,
+fn every_fault_kind_ends_the_episode_clearly_or_is_survived() {
+    let kinds: Vec<&str> = MATRIX
+        .iter()
+        .map(|(spec, _)| spec.parse::<FaultSpec>().unwrap().kind.name())
+        .collect();
+    for name in FaultKind::NAMES {
+        assert!(kinds.contains(&name), "the matrix has no {name} fault");
+    }
+    let start = Instant::now();
+    let cases: Vec<_> = MATRIX
+        .iter()
+        .map(|&(fault, expect)| {
+            let run = std::thread::spawn(move || with_fault(fault));
+            (fault, expect, run)
+        })
+        .collect();
+    let mut failures = Vec::new();
+    for (fault, expect, run) in cases {
+        match run.join() {
+            Ok(run) => {
+                let error = match &run.result {
+                    Ok(report) => report.end.error.as_ref().map(ToString::to_string),
+                    Err(e) => Some(e.to_string()),
+                };
+                eprintln!(
+                    "{fault}: {} steps, {:.1} s, {}",
+                    run.recording.steps.len(),
+                    run.took.as_secs_f64(),
+                    error.as_deref().unwrap_or("no error")
+                );
+                if let Err(why) = check(fault, expect, &run) {
+                    failures.push(format!("{fault}: {why}"));
+                }
+            }
+            Err(_) => failures.push(format!("{fault}: panicked")),
+        }
+    }
+    eprintln!(
+        "the fault matrix took {:.1} s",
+        start.elapsed().as_secs_f64()
     );
-    assert_aborted_clearly(&report, &recording, &["lost", "frame", "length"]);
-}
-
-#[test]
-fn malformed_observation_json_is_skipped_and_the_episode_goes_on() {
-    let (report, recording, _) = with_fault(Faults::malformed_json, None);
-    assert!(report.end.error.is_none(), "{:?}", report.end.error);
-    assert!(
-        report.stats.undecodable >= 1,
-        "the bad observation was counted"
-    );
-    assert_eq!(recording.steps.len(), 40);
-    assert_eq!(
-        recording.footer.as_ref().unwrap().end.reason,
-        EndReason::Truncated
-    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 /// `kill -9` of the daemon mid-episode: the recording keeps every step written
@@ -167,25 +287,4 @@ fn killing_the_daemon_keeps_a_readable_recording() {
     let verified = verify(&recording, &mut |_, _| {}).unwrap();
     assert!(verified.mismatches.is_empty(), "{:?}", verified.mismatches);
     assert!(!verified.finished);
-}
-
-/// The person's client drops its observation connection and reconnects (the
-/// mod opens a new connection for its next frame): the episode goes on.
-#[test]
-fn a_dropped_observation_connection_is_survived() {
-    let (report, recording, _) =
-        with_fault(|f| f.drop_connection(FaultChannel::Observations), None);
-    assert!(report.end.error.is_none(), "{:?}", report.end.error);
-    assert_eq!(recording.steps.len(), 40);
-}
-
-/// A truncated observation frame: the rest of the stream cannot be framed, so
-/// the connection is given up with a clear error naming it, within bounded time
-/// and with a verified recording of the steps so far.
-#[test]
-fn a_truncated_frame_is_a_clear_error() {
-    let (report, recording, took) =
-        with_fault(|f| f.truncate_next_frame(FaultChannel::Observations), None);
-    assert_aborted_clearly(&report, &recording, &["inside a frame"]);
-    assert!(took < Duration::from_secs(120), "took {took:?}");
 }

@@ -13,8 +13,8 @@ use malmo_bridge::block::Block;
 use malmo_bridge::mod_patch::ModFlavour;
 use mbag::agents::spec::{AgentSpec, StandardAgents};
 use mbag::daemon::episode::{
-    EmulatedPerson, EpisodeHooks, EpisodeReport, EpisodeSettings, Minecraft, Mode, Seat,
-    run_episode,
+    EmulatedPerson, EpisodeError, EpisodeHooks, EpisodeReport, EpisodeSettings, Minecraft, Mode,
+    Seat, run_episode,
 };
 use mbag::daemon::lockstep::LockstepSettings;
 use mbag::nn::{DeviceChoice, ServiceAgents, ServiceConfig};
@@ -61,6 +61,7 @@ pub(super) fn settings(
         seed: 7,
         minecraft: Minecraft::Emulated {
             mod_flavour: ModFlavour::Stock,
+            faults: Vec::new(),
         },
         recording: out.to_owned(),
         fsync: Fsync::Never,
@@ -93,6 +94,15 @@ pub(super) fn run(settings: EpisodeSettings) -> EpisodeReport {
 
 /// [`run`] with hooks (fault injection).
 pub(super) fn run_with(settings: EpisodeSettings, hooks: EpisodeHooks) -> EpisodeReport {
+    try_run_with(settings, hooks).unwrap()
+}
+
+/// [`run_with`], returning why the episode could not start instead of
+/// panicking.
+pub(super) fn try_run_with(
+    settings: EpisodeSettings,
+    hooks: EpisodeHooks,
+) -> Result<EpisodeReport, EpisodeError> {
     let factory = Arc::new(StandardAgents::with_network(Arc::new(ServiceAgents::new(
         DeviceChoice::Cpu,
         ServiceConfig::default(),
@@ -107,16 +117,14 @@ pub(super) fn run_with(settings: EpisodeSettings, hooks: EpisodeHooks) -> Episod
         .build()
         .unwrap();
     let (_stop_tx, stop) = watch::channel(false);
-    runtime
-        .block_on(async {
-            tokio::time::timeout(
-                Duration::from_secs(240),
-                run_episode(settings, Some(goals.as_mut()), factory, stop, hooks),
-            )
-            .await
-            .expect("the episode ends within 4 minutes")
-        })
-        .unwrap()
+    runtime.block_on(async {
+        tokio::time::timeout(
+            Duration::from_secs(240),
+            run_episode(settings, Some(goals.as_mut()), factory, stop, hooks),
+        )
+        .await
+        .expect("the episode ends within 4 minutes")
+    })
 }
 
 /// The world, the simulator and the recording agree at the end.
@@ -249,6 +257,7 @@ fn play_with_the_patched_mod_uses_its_block_changes() {
     );
     s.minecraft = Minecraft::Emulated {
         mod_flavour: ModFlavour::Patched,
+        faults: Vec::new(),
     };
     let report = run(s);
     check_agreement(&report, 30);

@@ -74,4 +74,51 @@ fn the_emulators_help_teaches_with_examples() {
         help.contains("Examples:") && help.contains("--until-stdin-closes"),
         "{help}"
     );
+    // --fault teaches its syntax, every kind and examples.
+    assert!(
+        help.contains("KIND[:CHANNEL][=VALUE][@WHEN][#CLIENT]")
+            && help.contains("--fault delay:observations=200ms@10"),
+        "{help}"
+    );
+    for kind in malmo_bridge::emulator::FaultKind::NAMES {
+        assert!(
+            help.contains(&format!("  {kind}")),
+            "{kind} missing: {help}"
+        );
+    }
+}
+
+/// A malformed --fault is a usage error (exit 2) that says what is wrong; a
+/// fault for a client that does not exist is refused at start.
+#[test]
+fn bad_faults_are_refused_with_the_reason() {
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_mbag"))
+            .args(["malmo", "emulator", "--port", "0"])
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    for (fault, reason) in [
+        ("delay:observations", "delay needs its duration"),
+        ("exit@soon", "bad @WHEN \"soon\""),
+        ("truncate:rewards", "truncate cannot act on rewards"),
+        ("explode", "unknown fault kind \"explode\""),
+    ] {
+        let output = run(&["--fault", "exit@2s", "--fault", fault]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{fault}: {stderr}");
+        assert!(
+            stderr.contains(fault) && stderr.contains(reason),
+            "{fault}: {stderr}"
+        );
+    }
+    let output = run(&["--fault", "exit@2s#1", "--until-stdin-closes"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("fault exit@2s#1: there is no client #1 (1 emulated)"),
+        "{stderr}"
+    );
 }

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
 
 use crate::agent::ClientAddr;
 use crate::control::{ControlReply, ControlRequest};
@@ -15,6 +16,7 @@ use crate::frame::{FrameError, LineDecoder, encode_frame};
 use crate::mission_init::{MissionInit, ServerConnection};
 use crate::mod_patch::{ModFlavour, PATCHED_MOD_VERSION};
 
+use super::fault_schedule::MissionClock;
 use super::faults::Faults;
 use super::transcript::{TranscriptChannel, TranscriptEntry};
 use super::{EmulatorError, Shared, mod_version, session};
@@ -72,6 +74,8 @@ pub(crate) struct Client {
     pub commands_port: u16,
     pub host: std::net::IpAddr,
     pub faults: Faults,
+    /// Where its missions stand, for scheduled faults.
+    pub clock: watch::Sender<MissionClock>,
     state: Mutex<ClientState>,
     /// The commands port, bound for the client's lifetime; each mission accepts
     /// its agent's connection from it.
@@ -125,6 +129,10 @@ impl ClientHandle {
         &self.client.faults
     }
 
+    pub(crate) fn shared_client(&self) -> &Arc<Client> {
+        &self.client
+    }
+
     /// The agent's listener ports named by the MissionInit of the mission it
     /// runs (`None` while dormant): where a test plays a stranger to the agent.
     pub fn agent_ports(&self) -> Option<crate::mission_init::AgentPorts> {
@@ -173,6 +181,7 @@ pub(crate) fn start(
         commands_port: port(&commands)?,
         host: shared.config.host,
         faults: Faults::default(),
+        clock: watch::Sender::new(MissionClock::default()),
         state: Mutex::new(ClientState::default()),
         commands,
         killed: tokio::sync::Notify::new(),

@@ -26,6 +26,19 @@ pub enum FaultChannel {
     Commands,
 }
 
+impl FaultChannel {
+    /// Its name in fault specs ([`super::fault_spec`]).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::MissionControl => "mission-control",
+            Self::Observations => "observations",
+            Self::Rewards => "rewards",
+            Self::Video => "video",
+            Self::Commands => "commands",
+        }
+    }
+}
+
 /// How a corrupted frame is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Corruption {
@@ -38,6 +51,14 @@ pub enum Corruption {
 }
 
 impl Corruption {
+    /// Its name in fault specs ([`super::fault_spec`]).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Garbage => "garbage",
+            Self::HostileLength => "hostile-length",
+        }
+    }
+
     /// The bytes written instead of a frame.
     pub(crate) fn bytes(self) -> &'static [u8] {
         match self {

@@ -16,7 +16,10 @@
 //!   send, `observe` writes observations in the mod's JSON (via [`json`]), and
 //!   [`ray`] casts the line of sight.
 //! * [`human`]: a [`ScriptedHuman`] for tests that play a human player.
-//! * [`faults`]: per-client [`Faults`] hooks that make a client misbehave.
+//! * [`faults`]: per-client [`Faults`] hooks that make a client misbehave;
+//!   [`fault_spec`]: a hook, when it fires and on which client as a
+//!   [`FaultSpec`] (`drop:observations@2s`), which [`EmulatorConfig::faults`]
+//!   schedules; `fault_schedule` runs one task per scheduled fault.
 //! * [`transcript`]: an optional [`Transcript`] of every control exchange and
 //!   command line the clients handled, for differential tests of agents.
 //!
@@ -51,6 +54,8 @@
 pub mod blocks;
 pub mod client;
 pub mod commands;
+mod fault_schedule;
+pub mod fault_spec;
 pub mod faults;
 pub mod human;
 pub mod json;
@@ -77,6 +82,7 @@ use crate::agent::{COMMANDS_PORT_OFFSET, ClientAddr, DEFAULT_CONTROL_PORT};
 use crate::mod_patch::ModFlavour;
 
 pub use client::{ClientHandle, ClientStatus};
+pub use fault_spec::{FaultKind, FaultSpec, FaultSpecError, FaultWhen};
 pub use faults::{Corruption, FaultChannel, Faults};
 pub use human::{HumanAction, HumanError, ScriptedHuman};
 pub use server::{ServerGone, WorldHandle};
@@ -125,6 +131,9 @@ pub struct EmulatorConfig {
     /// `mod-patch/` series, which answers `MALMO_MBAG_VERSION` and adds the
     /// version string and the players' block changes to observations.
     pub mod_flavour: ModFlavour,
+    /// Faults to inject, each set on its client's [`Faults`] as the emulator
+    /// starts or, with a [`FaultWhen`], when that time of a mission arrives.
+    pub faults: Vec<FaultSpec>,
 }
 
 impl EmulatorConfig {
@@ -143,6 +152,7 @@ impl EmulatorConfig {
             tick: Duration::from_millis(50),
             transcript: None,
             mod_flavour: ModFlavour::Stock,
+            faults: Vec::new(),
         }
     }
 
@@ -170,6 +180,16 @@ pub enum EmulatorError {
         /// The cause.
         #[source]
         source: std::io::Error,
+    },
+    /// A fault names a client the emulator does not have.
+    #[error("fault {fault}: there is no client #{client} ({clients} emulated)")]
+    FaultClient {
+        /// The fault, as its spec reads.
+        fault: String,
+        /// The client it names.
+        client: usize,
+        /// How many clients there are.
+        clients: usize,
     },
     /// The fixed ports run past 65535.
     #[error("{clients} clients from port {base} run past port 65535")]
@@ -248,6 +268,13 @@ pub struct Emulator {
 impl Emulator {
     /// Binds every client's ports and starts serving.
     pub async fn start(config: EmulatorConfig) -> Result<Self, EmulatorError> {
+        if let Some(fault) = config.faults.iter().find(|f| f.client >= config.clients) {
+            return Err(EmulatorError::FaultClient {
+                fault: fault.to_string(),
+                client: fault.client,
+                clients: config.clients,
+            });
+        }
         let (shutdown, shutdown_rx) = watch::channel(false);
         let shared = Arc::new(Shared {
             config: config.clone(),
@@ -280,6 +307,10 @@ impl Emulator {
             let control = bind(control).await?;
             let commands = bind(commands).await?;
             clients.push(client::start(index, control, commands, &shared)?);
+        }
+        for fault in &config.faults {
+            let client = Arc::clone(clients[fault.client].shared_client());
+            fault_schedule::arm(fault.clone(), client, &shared);
         }
         log::info!(
             "emulating {} Minecraft clients: {}",

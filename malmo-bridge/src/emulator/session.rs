@@ -21,6 +21,7 @@ use crate::mission_init::{MissionInit, MissionInitForm, ServerConnection};
 
 use super::Shared;
 use super::client::Client;
+use super::fault_schedule::MissionClock;
 use super::faults::{FaultChannel, Faults};
 use super::server::{self, WorldHandle, WorldRequest};
 use super::transcript::{TranscriptChannel, TranscriptEntry};
@@ -185,6 +186,7 @@ impl Session {
         if let Err(stop) = self.begin().await {
             return stop;
         }
+        self.client.clock.send_modify(MissionClock::start);
         self.tick_loop(world).await
     }
 
@@ -360,6 +362,7 @@ impl Session {
                     {
                         return stop;
                     }
+                    self.client.clock.send_modify(|c| c.ticks += 1);
                     if outcome.quit && !quit {
                         quit = true;
                         log::info!("{}: quit; waiting for the other agents", self.tag());
@@ -490,6 +493,9 @@ impl Session {
     /// Cleans up however the session stopped: the agent's connections close, the
     /// server learns this role is done, and the client returns to DORMANT.
     async fn finish(mut self, stop: Stop) {
+        self.client
+            .clock
+            .send_if_modified(|c| std::mem::replace(&mut c.running, false));
         self.commands = None;
         let (mcp, obs, rew, vid) = (
             self.mcp.take(),
