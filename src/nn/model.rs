@@ -14,8 +14,8 @@ use super::error::NnError;
 use super::flat::{grid_to_flat, prev_action_grid};
 use super::layers::{ConvHead, Layer, TransformerLayer, ValueHead, conv_flops, conv1};
 use super::obs::ObsBatch;
-use crate::agents::distribution::NUM_CHANNELS;
-use crate::sim::action::FlatLayout;
+use crate::agents::distribution::{NUM_CHANNELS, channels_of};
+use crate::sim::action::{ActionType, FlatLayout};
 use crate::sim::block::NUM_BLOCKS;
 use crate::sim::obs::NUM_WORLD_CHANNELS;
 
@@ -138,6 +138,8 @@ pub struct Model {
     value_head: ValueHead,
     goal_head: ConvHead,
     other_agent_head: Option<ConvHead>,
+    /// `use_goal_action_prior`: `(2,)` weights of the place and break priors.
+    goal_action_prior: Option<Tensor>,
     /// FLOPs per sample of the parts outside `layers` and the heads.
     embedding_flops: u64,
     /// The format the weights are in and the layers compute in.
@@ -240,6 +242,10 @@ impl Model {
                 cells,
             )
         });
+        // Starts at e^2: a goal-consistent cell is 7x as likely as another.
+        let goal_action_prior = net
+            .use_goal_action_prior
+            .then(|| root.var("goal_action_prior", &[2], nn::Init::Const(2.0)));
         Ok(Self {
             layout: config.flat_layout(),
             config,
@@ -253,6 +259,7 @@ impl Model {
             value_head,
             goal_head,
             other_agent_head,
+            goal_action_prior,
             embedding_flops,
             precision: Precision::F32,
         })
@@ -530,7 +537,10 @@ impl Model {
                 x = layer.forward(&x, train);
             }
         }
-        let action_grid = self.action_head.forward(&x).to_kind(Kind::Float);
+        let mut action_grid = self.action_head.forward(&x).to_kind(Kind::Float);
+        if let Some(weights) = &self.goal_action_prior {
+            action_grid += goal_action_prior(&batch.world, weights);
+        }
         let flat_logits = grid_to_flat(&action_grid, &self.layout);
         let mut value = self.value_head.forward(&x).to_kind(Kind::Float);
         if self.config.net.vf_scale != 1.0 {
@@ -685,6 +695,9 @@ impl Model {
         if net.use_extra_features {
             pieces.push(current.eq_tensor(&goal).to_kind(Kind::Float).unsqueeze(-1));
         }
+        if net.use_relative_position {
+            pieces.push(relative_position(&players, [x, y, z]));
+        }
         let last = if net.mask_other_players {
             last.clamp_max(1)
         } else {
@@ -818,9 +831,114 @@ impl Model {
     }
 }
 
+/// The goal prior on the `(B, 28, X, Y, Z)` action grid: `weights[0]` on the
+/// place channel of the goal's block in every empty cell whose goal is a block,
+/// `weights[1]` on the break channel of every non-air cell that differs from
+/// the goal. `world` is the `(B, 6, X, Y, Z)` observation.
+fn goal_action_prior(world: &Tensor, weights: &Tensor) -> Tensor {
+    let world = world.to_kind(Kind::Int64);
+    let current = world.select(1, 0);
+    let goal = world.select(1, 2);
+    let empty = current.eq(0);
+    // (B, X, Y, Z, 10) -> (B, 10, X, Y, Z); air's channel never counts.
+    let place = goal
+        .one_hot(NUM_BLOCKS as i64)
+        .permute([0, 4, 1, 2, 3])
+        .logical_and(&empty.unsqueeze(1))
+        .to_kind(Kind::Float);
+    let place = place.narrow(1, 1, NUM_BLOCKS as i64 - 1);
+    let wrong = current
+        .ne_tensor(&goal)
+        .logical_and(&current.ne(0))
+        .to_kind(Kind::Float)
+        .unsqueeze(1);
+    let size = world.size();
+    let mut pieces = Vec::with_capacity(5);
+    let zeros = |c: usize| {
+        Tensor::zeros(
+            [size[0], c as i64, size[2], size[3], size[4]],
+            (Kind::Float, world.device()),
+        )
+    };
+    let place_at = channels_of(ActionType::PlaceBlock);
+    let break_at = channels_of(ActionType::BreakBlock);
+    debug_assert!(place_at.end <= break_at.start);
+    // Channel order: [.. place (air first) .. break ..].
+    pieces.push(zeros(place_at.start + 1));
+    pieces.push(place * weights.get(0));
+    pieces.push(zeros(break_at.start - place_at.end));
+    pieces.push(wrong * weights.get(1));
+    pieces.push(zeros(NUM_CHANNELS - break_at.end));
+    Tensor::cat(&pieces, 1)
+}
+
+/// `(B, X, Y, Z, 3)`: each voxel's offset from the centre of the cells marked
+/// as the observing player in `players` (`(B, X, Y, Z)` markers), divided by the
+/// axis lengths; all zeros for a sample without the marker.
+fn relative_position(players: &Tensor, axes: [i64; 3]) -> Tensor {
+    let device = players.device();
+    let me = players
+        .eq(i64::from(crate::sim::obs::CURRENT_PLAYER))
+        .to_kind(Kind::Float);
+    let b = me.size()[0];
+    let count = me.sum_dim_intlist([1, 2, 3].as_slice(), false, Kind::Float);
+    let present = count.gt(0.0).to_kind(Kind::Float).reshape([b, 1, 1, 1, 1]);
+    let count = count.clamp_min(1.0);
+    let mut channels = Vec::with_capacity(3);
+    for (axis, &len) in axes.iter().enumerate() {
+        let mut shape = [1i64, 1, 1, 1];
+        shape[axis + 1] = len;
+        let coord = Tensor::arange(len, (Kind::Float, device)).reshape(shape);
+        let centre =
+            (&me * &coord).sum_dim_intlist([1, 2, 3].as_slice(), false, Kind::Float) / &count;
+        let offset = (coord - centre.reshape([b, 1, 1, 1])) / len as f64;
+        channels.push(offset.expand([b, axes[0], axes[1], axes[2]], false));
+    }
+    Tensor::stack(&channels, 4) * present
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn goal_action_prior_marks_goal_places_and_wrong_blocks() {
+        // A 3x1x1 world: cell 0 empty with goal block 3, cell 1 holds block 4
+        // where the goal is air, cell 2 holds block 5 as the goal wants.
+        let mut world = vec![0u8; 6 * 3];
+        world[0..3].copy_from_slice(&[0, 4, 5]);
+        world[6..9].copy_from_slice(&[3, 0, 5]);
+        let world = Tensor::from_slice(&world).reshape([1, 6, 3, 1, 1]);
+        let weights = Tensor::from_slice(&[1.5f32, -0.5]);
+        let prior = goal_action_prior(&world, &weights);
+        assert_eq!(prior.size(), [1, NUM_CHANNELS as i64, 3, 1, 1]);
+        let place = channels_of(ActionType::PlaceBlock).start as i64;
+        let brk = channels_of(ActionType::BreakBlock).start as i64;
+        let at = |c: i64, x: i64| prior.double_value(&[0, c, x, 0, 0]);
+        assert_eq!(at(place + 3, 0), 1.5);
+        assert_eq!(at(brk, 1), -0.5);
+        // Everything else is zero: one place entry and one break entry in all.
+        assert_eq!(prior.ne(0.0).sum(Kind::Int64).int64_value(&[]), 2);
+    }
+
+    #[test]
+    fn relative_position_is_each_voxel_offset_from_the_player() {
+        // A 4x3x2 world, the player at (1, 0..=1, 1); a second sample without
+        // the player.
+        let mut markers = vec![0i64; 2 * 4 * 3 * 2];
+        markers[3 * 2 + 1] = 1;
+        markers[(3 + 1) * 2 + 1] = 1;
+        markers[24 + 5] = 2;
+        let players = Tensor::from_slice(&markers).reshape([2, 4, 3, 2]);
+        let rel = relative_position(&players, [4, 3, 2]);
+        assert_eq!(rel.size(), [2, 4, 3, 2, 3]);
+        let at = |s: i64, x: i64, y: i64, z: i64, c: i64| rel.double_value(&[s, x, y, z, c]);
+        assert!((at(0, 3, 2, 0, 0) - 2.0 / 4.0).abs() < 1e-6);
+        assert!((at(0, 3, 2, 0, 1) - 1.5 / 3.0).abs() < 1e-6);
+        assert!((at(0, 3, 2, 0, 2) + 1.0 / 2.0).abs() < 1e-6);
+        assert!((at(0, 1, 0, 1, 1) + 0.5 / 3.0).abs() < 1e-6);
+        assert_eq!(rel.get(1).abs().sum(Kind::Float).double_value(&[]), 0.0);
+    }
 
     /// `rows` random observations for `model` (world, inventory, timestep and
     /// previous action), from libtorch's seed `seed`.

@@ -26,6 +26,8 @@ const NET_KEYS: &[&str] = &[
     "vf_scale",
     "use_prev_action",
     "use_prev_blocks",
+    "use_relative_position",
+    "use_goal_action_prior",
     "use_prev_other_agent_action",
     "hidden_channels",
     "filter_size",
