@@ -110,6 +110,12 @@ pub struct BcArgs {
     /// a session: run them in chunks.
     #[arg(long, value_name = "MINUTES", value_parser = parse_minutes)]
     pub time_limit: Option<std::time::Duration>,
+    /// Cross-validation by episode: hold out fold K (from 0) of N instead of
+    /// the config's validation split (the config's seed shuffles the episodes
+    /// once, so runs 0/N .. N-1/N hold out every episode exactly once; use one
+    /// OUT per fold). Overrides `data.fold` of the config.
+    #[arg(long, value_name = "K/N")]
+    pub fold: Option<bc::Fold>,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
@@ -140,7 +146,11 @@ fn run_bc(args: BcArgs) -> anyhow::Result<u8> {
     if let Some(n) = args.threads {
         tch::set_num_threads(n as i32);
     }
-    let config = BcConfig::read(&args.config)?;
+    let mut config = BcConfig::read(&args.config)?;
+    if let Some(fold) = args.fold {
+        config.data.fold = Some(fold);
+        config.data.validation_episodes.clear();
+    }
     let device = args.device.resolve()?;
     let options = RunOptions {
         data: args.data,

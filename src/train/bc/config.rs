@@ -139,6 +139,12 @@ pub struct DataConfig {
     /// Share of episodes held out when none are named.
     #[serde(default = "default_fraction")]
     pub validation_fraction: f64,
+    /// Cross-validation by episode: hold out fold `index` of `of` (the
+    /// episodes shuffled with the seed, every `of`-th one from `index`) in
+    /// place of `validation_fraction`. Runs with the same seed and `of` and
+    /// each `index` see every episode held out exactly once.
+    #[serde(default)]
+    pub fold: Option<Fold>,
     /// Permute the placeable block types per sequence (the paper's data
     /// augmentation).
     #[serde(default = "yes")]
@@ -153,6 +159,50 @@ pub struct DataConfig {
     /// `action_delay`), for idle rows derived from wall-clock gaps.
     #[serde(default = "default_action_delay")]
     pub action_delay_s: f64,
+}
+
+/// One fold of a k-fold cross-validation by episode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fold {
+    /// Which fold is held out, from 0.
+    pub index: usize,
+    /// How many folds.
+    pub of: usize,
+}
+
+impl std::str::FromStr for Fold {
+    type Err = String;
+
+    /// `K/N`: fold K (from 0) of N.
+    fn from_str(text: &str) -> Result<Self, String> {
+        let bad = || format!("{text:?} is not a fold K/N with 0 <= K < N and N >= 2 (e.g. 0/5)");
+        let (k, n) = text.split_once('/').ok_or_else(bad)?;
+        let fold = Self {
+            index: k.trim().parse().map_err(|_| bad())?,
+            of: n.trim().parse().map_err(|_| bad())?,
+        };
+        fold.check().map_err(|_| bad())?;
+        Ok(fold)
+    }
+}
+
+impl std::fmt::Display for Fold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.of)
+    }
+}
+
+impl Fold {
+    fn check(&self) -> Result<(), String> {
+        if self.of < 2 || self.index >= self.of {
+            return Err(format!(
+                "data.fold must have 0 <= index < of and of >= 2, not {}/{}",
+                self.index, self.of
+            ));
+        }
+        Ok(())
+    }
 }
 
 fn default_action_delay() -> f64 {
@@ -175,6 +225,7 @@ impl Default for DataConfig {
             role: default_role(),
             validation_episodes: Vec::new(),
             validation_fraction: default_fraction(),
+            fold: None,
             augment: true,
             noop_rows: NoopRows::default(),
             action_delay_s: DEFAULT_ACTION_DELAY_S,
@@ -226,6 +277,15 @@ impl BcConfig {
         }
         if !(0.0..1.0).contains(&self.data.validation_fraction) {
             return Err("data.validation_fraction must be in [0, 1)".into());
+        }
+        if let Some(fold) = &self.data.fold {
+            fold.check()?;
+            if !self.data.validation_episodes.is_empty() {
+                return Err(
+                    "data.fold and data.validation_episodes both choose the validation episodes; give one"
+                        .into(),
+                );
+            }
         }
         if self.optimizer.lr <= 0.0 {
             return Err("optimizer.lr must be positive".into());

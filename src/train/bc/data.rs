@@ -22,6 +22,7 @@ use crate::sim::mask;
 use crate::sim::obs::NUM_WORLD_CHANNELS;
 
 use super::super::error::TrainError;
+use super::config::{DataConfig, Fold};
 use super::stream::{self, Row, StreamSpec};
 
 /// The block ids the permutation shuffles (everything but air and bedrock, which
@@ -617,17 +618,64 @@ pub struct Batch {
     pub seq_len: usize,
 }
 
-/// Splits episode indices into training and validation by episode: the named
-/// episodes go to validation if any are named, else `fraction` of them (at least
-/// one when there are two or more), chosen with `rng`.
+/// How the validation episodes are chosen.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Split<'a> {
+    /// These episode ids.
+    Named(&'a [String]),
+    /// This share of the episodes (at least one when there are two or more),
+    /// drawn with the rng.
+    Fraction(f64),
+    /// Fold `index` of `of`: the episodes shuffled with the rng, every `of`-th
+    /// from `index`.
+    Fold(Fold),
+}
+
+impl<'a> Split<'a> {
+    /// The split a data config asks for.
+    pub fn of(data: &'a DataConfig) -> Self {
+        match (&data.fold, data.validation_episodes.as_slice()) {
+            (Some(fold), _) => Self::Fold(*fold),
+            (None, []) => Self::Fraction(data.validation_fraction),
+            (None, ids) => Self::Named(ids),
+        }
+    }
+}
+
+/// Splits episode indices into training and validation by episode, as `split`
+/// says.
 pub fn split_episodes(
     data: &Dataset,
-    validation_ids: &[String],
-    fraction: f64,
+    split: Split<'_>,
     rng: &mut impl Rng,
 ) -> Result<(Vec<usize>, Vec<usize>), TrainError> {
-    let n = data.episodes.len();
-    let mut valid: Vec<usize> = if validation_ids.is_empty() {
+    let ids: Vec<&str> = data.episodes.iter().map(|e| e.id.as_str()).collect();
+    split_ids(&ids, split, rng)
+}
+
+/// [`split_episodes`] on the episodes' ids, in order.
+fn split_ids(
+    ids: &[&str],
+    split: Split<'_>,
+    rng: &mut impl Rng,
+) -> Result<(Vec<usize>, Vec<usize>), TrainError> {
+    let n = ids.len();
+    let mut valid: Vec<usize> = if let Split::Fold(fold) = split {
+        if fold.of > n {
+            return Err(TrainError::Data(format!(
+                "fold {fold}: {} folds but only {n} episodes",
+                fold.of
+            )));
+        }
+        let mut order: Vec<usize> = (0..n).collect();
+        order.shuffle(rng);
+        order
+            .into_iter()
+            .enumerate()
+            .filter(|(position, _)| position % fold.of == fold.index)
+            .map(|(_, e)| e)
+            .collect()
+    } else if let Split::Fraction(fraction) = split {
         let mut order: Vec<usize> = (0..n).collect();
         order.shuffle(rng);
         let mut k = (fraction * n as f64).round() as usize;
@@ -637,9 +685,12 @@ pub fn split_episodes(
         order.truncate(k.min(n));
         order
     } else {
+        let Split::Named(validation_ids) = split else {
+            unreachable!("the other splits are handled above")
+        };
         let mut out = Vec::new();
         for id in validation_ids {
-            let found: Vec<usize> = (0..n).filter(|&i| data.episodes[i].id == *id).collect();
+            let found: Vec<usize> = (0..n).filter(|&i| ids[i] == id).collect();
             if found.is_empty() {
                 return Err(TrainError::Data(format!(
                     "validation episode {id:?} is not in the data"
@@ -658,4 +709,49 @@ pub fn split_episodes(
         ));
     }
     Ok((train, valid))
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+    use rand::rngs::StdRng;
+
+    use super::*;
+
+    #[test]
+    fn folds_hold_out_every_episode_exactly_once() {
+        let ids: Vec<String> = (0..18).map(|i| format!("episode {i}")).collect();
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let mut held_out = vec![0; ids.len()];
+        for index in 0..5 {
+            let split = Split::Fold(Fold { index, of: 5 });
+            let (train, valid) = split_ids(&ids, split, &mut StdRng::seed_from_u64(3)).unwrap();
+            assert!(valid.len() == 3 || valid.len() == 4, "{valid:?}");
+            assert_eq!(train.len() + valid.len(), ids.len());
+            assert!(train.iter().all(|e| !valid.contains(e)));
+            for e in valid {
+                held_out[e] += 1;
+            }
+        }
+        assert_eq!(held_out, vec![1; ids.len()]);
+    }
+
+    #[test]
+    fn more_folds_than_episodes_is_an_error_naming_both() {
+        let split = Split::Fold(Fold { index: 0, of: 4 });
+        let err = split_ids(&["a", "b", "c"], split, &mut StdRng::seed_from_u64(0)).unwrap_err();
+        assert!(
+            err.to_string().contains("4 folds but only 3 episodes"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn fold_specs_parse_and_refuse_nonsense() {
+        assert_eq!("2/5".parse::<Fold>().unwrap(), Fold { index: 2, of: 5 });
+        for bad in ["5/5", "0/1", "x/3", "3", "-1/4", ""] {
+            let err = bad.parse::<Fold>().unwrap_err();
+            assert!(err.contains("K/N"), "{bad}: {err}");
+        }
+    }
 }

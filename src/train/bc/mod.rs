@@ -25,8 +25,8 @@ use rand::seq::SliceRandom;
 use serde_json::Value;
 use tch::{Device, Kind, Tensor};
 
-pub use config::{BcConfig, DataConfig, ModelSpec};
-pub use data::{ActionGroup, Batch, Dataset, SeqRef, split_episodes};
+pub use config::{BcConfig, DataConfig, Fold, ModelSpec};
+pub use data::{ActionGroup, Batch, Dataset, SeqRef, Split, split_episodes};
 pub use stream::{NoopRows, StreamSpec};
 
 use super::checkpoint::{Checkpointer, MODEL_NAME, Progress};
@@ -420,12 +420,7 @@ pub fn train(config: &BcConfig, options: &RunOptions) -> Result<BcReport, TrainE
         s.replay_mismatches
     );
     let mut split_rng = StdRng::seed_from_u64(derive_seed(config.seed, PURPOSE_SPLIT, 0));
-    let (train_eps, valid_eps) = split_episodes(
-        &data,
-        &config.data.validation_episodes,
-        config.data.validation_fraction,
-        &mut split_rng,
-    )?;
+    let (train_eps, valid_eps) = split_episodes(&data, Split::of(&config.data), &mut split_rng)?;
     log::info!(
         "split by episode: {} training ({} targets), {} validation ({} targets): {}",
         train_eps.len(),
