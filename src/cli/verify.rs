@@ -6,6 +6,7 @@ use anyhow::Context;
 use clap::Args;
 
 use crate::golden::agents::AgentCheckStats;
+use crate::golden::compare::FloatCounts;
 use crate::golden::episode::replay;
 use crate::golden::format::{GoldenEpisode, collect_episode_files};
 use crate::golden::goal_transforms::verify_goal_transforms;
@@ -39,10 +40,12 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<u8> {
     }
     let (mut passed, mut failed) = (0usize, 0usize);
     let mut agent_checks = AgentCheckStats::default();
+    let mut floats = FloatCounts::default();
     for file in &files {
         let result = GoldenEpisode::read(file).and_then(|ep| replay(&ep));
         if let Ok(report) = &result {
             agent_checks += report.agent_checks;
+            floats += report.floats;
         }
         match result {
             Ok(report) if report.passed() => {
@@ -67,6 +70,10 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<u8> {
             agent_checks.records, agent_checks.probabilities, agent_checks.probabilities_exact
         );
     }
+    println!(
+        "environment floats: {} checked ({} bit-exact)",
+        floats.checked, floats.exact
+    );
     println!("{passed} passed, {failed} failed");
     Ok(u8::from(failed > 0))
 }

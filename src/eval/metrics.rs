@@ -200,7 +200,10 @@ pub fn calculate(config: &Config, infos: &[Vec<StepInfo>], rewards: &[Vec<f64>])
         goal_similarity: last.goal_similarity,
         goal_distance: n - last.goal_similarity,
         goal_percentage: last.goal_percentage,
-        reward: rewards.iter().map(|r| r[0]).sum(),
+        // Python's `sum` of the list: 0 + r0 + r1 + ... left to right (CPython
+        // 3.11, which the goldens ran on, does not compensate). Rust's `f64::sum`
+        // starts from -0.0 instead, which would keep the sign of an all -0.0 list.
+        reward: rewards.iter().fold(0.0, |total, r| total + r[0]),
         player_metrics,
         per_minute,
     }
@@ -330,5 +333,40 @@ mod tests {
         assert_eq!(py_floordiv(59.99999999999999, 60.0), 0.0);
         assert_eq!(minute_of_step(74, 0.8), 1);
         assert_eq!(minute_of_step(73, 0.8), 0);
+    }
+
+    /// Reward sums run left to right from Python's int 0, as `sum(reward_history)`
+    /// and the `+=` loops of `calculate_metrics` do.
+    #[test]
+    fn reward_sums_follow_pythons_order() {
+        let config = Config::from_json(&json!({"horizon": 10})).unwrap();
+        let info = |own_reward: f64| StepInfo {
+            goal_similarity: 0.0,
+            goal_percentage: 0.0,
+            goal_dependent_reward: 0.0,
+            goal_independent_reward: own_reward,
+            own_reward,
+            own_reward_prop: 0.0,
+            attempted_action: crate::sim::action::ActionTuple::NOOP,
+            action: crate::sim::action::Action::NOOP,
+            action_correct: false,
+        };
+        // Python: sum([-0.0, -0.0]) == 0.0 (0 + -0.0 is 0.0); Rust's f64 `sum` is -0.0.
+        let m = calculate(
+            &config,
+            &[vec![info(-0.0)], vec![info(-0.0)]],
+            &[vec![-0.0], vec![-0.0]],
+        );
+        assert!(m.reward == 0.0 && m.reward.is_sign_positive());
+        // Left to right: ten 0.1s make 0.9999999999999999 (numpy's pairwise sum
+        // and Python 3.12's compensated one make 1.0).
+        let infos = vec![vec![info(0.1)]; 10];
+        let rewards = vec![vec![0.1]; 10];
+        let m = calculate(&config, &infos, &rewards);
+        assert_eq!(m.reward, 0.999_999_999_999_999_9);
+        assert_eq!(
+            m.player_metrics[0].totals.own_reward,
+            0.999_999_999_999_999_9
+        );
     }
 }

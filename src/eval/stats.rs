@@ -86,18 +86,26 @@ pub struct MeanCi {
 
 impl MeanCi {
     /// The mean and 95% interval of the non-NaN `values`.
+    ///
+    /// The mean is `np.nanmean`'s, bit for bit (the reference's
+    /// `calculate_mean_metrics` averages with it): the values with each NaN
+    /// replaced by 0 in place, summed in numpy's pairwise order, divided by the
+    /// number of non-NaN values.
     pub fn of(values: impl IntoIterator<Item = f64>) -> Self {
+        let mut filled = Vec::new();
         let mut kept = Vec::new();
         let mut skipped = 0;
         for v in values {
             if v.is_nan() {
                 skipped += 1;
+                filled.push(0.0);
             } else {
                 kept.push(v);
+                filled.push(v);
             }
         }
         let n = kept.len() as u64;
-        let mean = kept.iter().sum::<f64>() / n as f64;
+        let mean = crate::sim::numpy::sum(&filled) / n as f64;
         let std = if n < 2 {
             f64::NAN
         } else {
@@ -175,6 +183,18 @@ mod tests {
         assert_eq!(one.mean, 7.0);
         assert!(one.half_width.is_nan());
         assert!(MeanCi::of([]).mean.is_nan());
+    }
+
+    #[test]
+    fn means_are_numpys_nanmean() {
+        // np.nanmean([0.1] * 5 + [nan] + [0.1] * 5) is 0.1: the NaN counts as 0 in
+        // its place of the pairwise sum. Left to right it would be
+        // 0.9999999999999999 / 10 = 0.09999999999999999.
+        let mut values = vec![0.1; 10];
+        values.insert(5, f64::NAN);
+        let ci = MeanCi::of(values);
+        assert_eq!((ci.n, ci.skipped), (10, 1));
+        assert_eq!(ci.mean, 0.1);
     }
 
     #[test]

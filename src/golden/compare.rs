@@ -48,6 +48,24 @@ pub fn floats_match(expected: f64, got: f64) -> bool {
 pub struct Checker {
     step: Option<usize>,
     first: Option<Mismatch>,
+    floats: FloatCounts,
+}
+
+/// How many floats a replay compared, and how many of them were bit-identical
+/// (same bits, or both NaN) rather than only within [`REL_TOL`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FloatCounts {
+    /// Floats compared.
+    pub checked: usize,
+    /// Of those, bit-identical ones.
+    pub exact: usize,
+}
+
+impl std::ops::AddAssign for FloatCounts {
+    fn add_assign(&mut self, other: Self) {
+        self.checked += other.checked;
+        self.exact += other.exact;
+    }
 }
 
 impl Checker {
@@ -59,6 +77,11 @@ impl Checker {
     /// Whether a mismatch was found.
     pub fn failed(&self) -> bool {
         self.first.is_some()
+    }
+
+    /// The floats compared so far.
+    pub fn float_counts(&self) -> FloatCounts {
+        self.floats
     }
 
     /// The first mismatch, if any.
@@ -83,8 +106,12 @@ impl Checker {
         }
     }
 
-    /// Checks two floats (see [`floats_match`]).
+    /// Checks two floats (see [`floats_match`]), counting the bit-identical ones.
     pub fn float(&mut self, field: impl Into<String>, expected: f64, got: f64) {
+        self.floats.checked += 1;
+        if expected.to_bits() == got.to_bits() || (expected.is_nan() && got.is_nan()) {
+            self.floats.exact += 1;
+        }
         if !floats_match(expected, got) {
             self.fail(field, format!("{expected:?}"), format!("{got:?}"));
         }

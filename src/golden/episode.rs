@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::agents::{AgentCheckStats, AgentReplay};
-use super::compare::{Checker, Mismatch};
+use super::compare::{Checker, FloatCounts, Mismatch};
 use super::format::{GoldenEpisode, GoldenError, GoldenInfo, GoldenMasks, GoldenObs, GoldenState};
 use crate::eval::metrics;
 use crate::sim::action::ActionTuple;
@@ -28,6 +28,9 @@ pub struct EpisodeReport {
     pub steps: usize,
     /// What the reference-agent checks covered.
     pub agent_checks: AgentCheckStats,
+    /// The environment's floats compared (rewards, infos, similarities,
+    /// percentages, metrics) and how many were bit-identical.
+    pub floats: FloatCounts,
     /// The first difference from the reference, if any.
     pub mismatch: Option<Mismatch>,
 }
@@ -480,6 +483,7 @@ pub fn replay(ep: &GoldenEpisode) -> Result<EpisodeReport, GoldenError> {
         episode_id: h.episode_id.clone(),
         steps: ep.steps.len(),
         agent_checks: agents.stats(),
+        floats: c.float_counts(),
         mismatch: c.into_mismatch(),
     })
 }

@@ -34,28 +34,58 @@ pub enum ConfigError {
 pub enum RewardSchedule {
     /// The same value at every timestep.
     Constant(f64),
-    /// `[[t, value], ...]` with `t` ascending, interpolated linearly.
+    /// `[[t, value], ...]` with `t` ascending, interpolated linearly. The times are
+    /// kept as written (the config round-trips); they are truncated to integers
+    /// where the schedule is evaluated, as the reference's `int(t)` does.
     Piecewise(Vec<(f64, f64)>),
 }
 
 impl RewardSchedule {
-    /// The value at global timestep `t`.
+    /// The value at global timestep `t` (ENV_SPEC 2, "Reward schedules").
     ///
-    /// Like the reference, a `t` outside every segment (before the first point too)
-    /// gets the **last** value.
-    pub fn value_at(&self, t: f64) -> f64 {
+    /// As the reference's `PiecewiseSchedule`: endpoint times truncated toward zero
+    /// (`int(t)`: `[[0.9, a], [10.5, b]]` interpolates between 0 and 10), the first
+    /// segment with `t_l <= t < t_r` gives `v_l + alpha * (v_r - v_l)` with
+    /// `alpha = (t - t_l) / (t_r - t_l)` (the same three roundings in the same
+    /// order), and a `t` outside every segment (before the first point too) gets
+    /// the **last** value. The global timestep and the truncated times are
+    /// integers, so `t - t_l` and `t_r - t_l` are exact as in Python's ints.
+    pub fn value_at(&self, t: u64) -> f64 {
         match self {
             Self::Constant(v) => *v,
             Self::Piecewise(points) => {
+                let t = t as f64;
                 for pair in points.windows(2) {
                     let ((tl, vl), (tr, vr)) = (pair[0], pair[1]);
+                    let (tl, tr) = (tl.trunc(), tr.trunc());
                     if tl <= t && t < tr {
-                        return vl + (t - tl) / (tr - tl) * (vr - vl);
+                        let alpha = (t - tl) / (tr - tl);
+                        return vl + alpha * (vr - vl);
                     }
                 }
                 points.last().map_or(0.0, |&(_, v)| v)
             }
         }
+    }
+
+    /// The reference's checks when it builds a schedule: a list needs at least one
+    /// point (`value[-1][-1]`), times ascending as written (`idxes == sorted(idxes)`,
+    /// before truncation) and convertible by `int()` (finite).
+    fn check(&self, path: &str) -> Result<(), ConfigError> {
+        let Self::Piecewise(points) = self else {
+            return Ok(());
+        };
+        let invalid = |m: &str| Err(ConfigError::Invalid(format!("{path}: {m}")));
+        if points.is_empty() {
+            return invalid("a schedule needs at least one [t, value] point");
+        }
+        if points.iter().any(|&(t, _)| !t.is_finite()) {
+            return invalid("schedule times must be finite");
+        }
+        if points.windows(2).any(|w| w[1].0 < w[0].0) {
+            return invalid("schedule times must be ascending");
+        }
+        Ok(())
     }
 }
 
@@ -95,9 +125,23 @@ pub struct RewardValues {
 }
 
 impl RewardsConfig {
+    /// Checks every schedule as the reference does when it builds them.
+    fn check(&self, path: &str) -> Result<(), ConfigError> {
+        for (key, schedule) in [
+            ("noop", &self.noop),
+            ("action", &self.action),
+            ("incorrect_action", &self.incorrect_action),
+            ("place_wrong", &self.place_wrong),
+            ("own_reward_prop", &self.own_reward_prop),
+            ("get_resources", &self.get_resources),
+        ] {
+            schedule.check(&format!("{path}.{key}"))?;
+        }
+        Ok(())
+    }
+
     /// Every term evaluated at global timestep `t`.
     pub fn values_at(&self, t: u64) -> RewardValues {
-        let t = t as f64;
         RewardValues {
             noop: self.noop.value_at(t),
             action: self.action.value_at(t),
@@ -349,6 +393,11 @@ impl Config {
         if let Some(i) = self.players.iter().position(|p| p.timestep_skip == 0) {
             return invalid(format!("players[{i}].timestep_skip must be at least 1"));
         }
+        // Only the players' merged rewards become schedules in the reference; a
+        // global value every player overrides is never built.
+        for (i, player) in self.players.iter().enumerate() {
+            player.rewards.check(&format!("players[{i}].rewards"))?;
+        }
         Ok(())
     }
 
@@ -404,8 +453,63 @@ mod tests {
     #[test]
     fn schedules_interpolate_and_default_to_the_last_value() {
         let s = RewardSchedule::Piecewise(vec![(100.0, -0.1), (200.0, -0.3)]);
-        assert_eq!(s.value_at(50.0), -0.3);
-        assert!((s.value_at(150.0) - -0.2).abs() < 1e-12);
-        assert_eq!(s.value_at(250.0), -0.3);
+        assert_eq!(s.value_at(50), -0.3);
+        assert!((s.value_at(150) - -0.2).abs() < 1e-12);
+        assert_eq!(s.value_at(250), -0.3);
+    }
+
+    /// The reference's values, bit for bit, from `PiecewiseSchedule` evaluated
+    /// with plain Python floats (CPython 3.11): the golden episodes' schedules and
+    /// non-integer endpoint times, which `int()` truncates.
+    #[test]
+    fn schedules_give_the_reference_values_exactly() {
+        let s = |points: &[(f64, f64)]| RewardSchedule::Piecewise(points.to_vec());
+        // p48 and p50's place_wrong schedules at their global timesteps.
+        assert_eq!(
+            s(&[(0.0, -1.0), (40.0, -0.3)]).value_at(30),
+            -0.475_000_000_000_000_1
+        );
+        assert_eq!(
+            s(&[(0.0, -0.5), (60.0, -1.5), (120.0, -0.05)]).value_at(100),
+            -0.533_333_333_333_333_4
+        );
+        // Times 0.9 and 10.5 are 0 and 10: alpha 0.5, not 4.1 / 9.6 (which gave
+        // -0.5729166666666667).
+        assert_eq!(s(&[(0.9, -1.0), (10.5, 0.0)]).value_at(5), -0.5);
+        // 2.7 is 2, so t = 2 is inside the first segment (value 1.0), not before
+        // it (the last value, 2.0); t = 5 = int(5.2) is past it.
+        let late = s(&[(2.7, 1.0), (5.2, 2.0)]);
+        assert_eq!(late.value_at(2), 1.0);
+        assert_eq!(late.value_at(4), 1.0 + (2.0 / 3.0) * (2.0 - 1.0));
+        assert_eq!(late.value_at(5), 2.0);
+        // Equal truncated times make an empty segment, never a division by zero.
+        assert_eq!(s(&[(0.2, 5.0), (0.7, 7.0)]).value_at(0), 7.0);
+        assert_eq!(s(&[(3.0, 0.25)]).value_at(0), 0.25);
+    }
+
+    #[test]
+    fn schedules_are_checked_as_the_reference_builds_them() {
+        let with = |place_wrong: Value| {
+            Config::from_json(&json!({
+                "num_players": 2,
+                "players": [{}, {"rewards": {"place_wrong": place_wrong}}],
+            }))
+        };
+        assert!(with(json!([[0, -1], [10.5, 0]])).is_ok());
+        // Ascending as written, ties allowed.
+        assert!(with(json!([[0, -1], [0, 0]])).is_ok());
+        for bad in [json!([]), json!([[10, -1], [0, 0]])] {
+            let err = with(bad).unwrap_err();
+            assert!(
+                err.to_string().contains("players[1].rewards.place_wrong"),
+                "{err}"
+            );
+        }
+        // A global schedule every player overrides is never built.
+        let config = Config::from_json(&json!({
+            "rewards": {"noop": []},
+            "players": [{"rewards": {"noop": -0.5}}],
+        }));
+        assert!(config.is_ok());
     }
 }

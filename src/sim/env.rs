@@ -625,27 +625,30 @@ impl Env {
     }
 
     /// Player `p`'s similarity with partial credit: the reference's numpy sum over
-    /// every cell's credit (ENV_SPEC 7.1).
+    /// every cell's credit (ENV_SPEC 7.1), bit for bit.
     ///
-    /// With an integer `place_wrong` (the usual -1 or 0) every partial sum is an
-    /// exact integer, so the incremental counts give numpy's result in O(1). A
-    /// fractional one (-0.475 from a schedule) rounds, and the no-progress counter
-    /// compares percentages with `>`, so then the cells are summed in numpy's
-    /// pairwise order for a bit-identical value.
+    /// The incremental counts give numpy's result in O(1) whenever every partial
+    /// sum numpy forms is exact, whatever its order: with no wrong-type cell (the
+    /// sum is the matching count, even for a NaN or infinite `place_wrong`, which
+    /// then multiplies no cell), or with an integer `place_wrong` (the usual -1 or
+    /// 0) small enough that `cells * max(1, |place_wrong|) <= 2^53`. Otherwise (a
+    /// fractional one such as -0.475 from a schedule, a huge or non-finite one, or
+    /// -0.0, whose sign an all-wrong-type world would keep) the cells are summed in
+    /// numpy's pairwise order: the no-progress counter compares percentages with
+    /// `>`, so even the last bit matters.
     fn partial_similarity(&self, p: usize) -> f64 {
         let place_wrong = self.rewards[p].place_wrong;
-        if place_wrong.fract() == 0.0 || self.goal_match.wrong_type == 0 {
-            return self.goal_match.partial_similarity(place_wrong);
+        let counts = &self.goal_match;
+        if counts.wrong_type == 0 {
+            return counts.similarity();
         }
-        let credits: Vec<f64> = self
-            .state
-            .blocks
-            .ids()
-            .iter()
-            .zip(self.goal.ids())
-            .map(|(&w, &g)| cell_similarity(BlockId(w), BlockId(g), place_wrong))
-            .collect();
-        super::numpy::sum(&credits)
+        if counts_are_exact(place_wrong, self.size.num_cells()) {
+            return counts.partial_similarity(place_wrong);
+        }
+        let (world, goal) = (self.state.blocks.ids(), self.goal.ids());
+        super::numpy::sum_of(world.len(), |i| {
+            cell_similarity(BlockId(world[i]), BlockId(goal[i]), place_wrong)
+        })
     }
 
     /// Player `p`'s goal percentage on the current world.
@@ -1287,6 +1290,17 @@ impl Env {
 /// Player `q`'s marker in `p`'s observation: `p` is 1, the others 2, 3, ... in
 /// index order.
 #[inline]
+/// Whether `matching + place_wrong * wrong_type` is exactly numpy's pairwise sum of
+/// `cells` credits (1, `place_wrong` or 0): every partial sum in any order is then
+/// an integer of magnitude at most `cells * max(1, |place_wrong|) <= 2^53`, so none
+/// rounds. A `-0.0` is left to the cell sum, which alone keeps its sign.
+fn counts_are_exact(place_wrong: f64, cells: usize) -> bool {
+    const EXACT_INTEGERS: f64 = 9_007_199_254_740_992.0; // 2^53
+    place_wrong.fract() == 0.0
+        && !(place_wrong == 0.0 && place_wrong.is_sign_negative())
+        && cells as f64 * place_wrong.abs().max(1.0) <= EXACT_INTEGERS
+}
+
 fn marker_of(p: usize, q: usize) -> u8 {
     match q.cmp(&p) {
         std::cmp::Ordering::Equal => CURRENT_PLAYER,
@@ -1360,5 +1374,7 @@ pub fn place_goal(size: WorldSize, structure: &Blocks, inf_blocks: bool) -> Bloc
     goal
 }
 
+#[cfg(test)]
+mod reward_tests;
 #[cfg(test)]
 mod tests;

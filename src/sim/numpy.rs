@@ -1,5 +1,6 @@
 //! numpy's summation order, so that sums the reference takes with numpy (normalising
-//! distributions, seam-carving costs) come out bit-identical here.
+//! distributions, seam-carving costs, partial-credit similarities, mean metrics)
+//! come out bit-identical here.
 
 /// numpy's reduction iterator hands the add loop at most this many elements at a
 /// time (its buffer size), even for contiguous arrays.
@@ -11,38 +12,54 @@ const NUMPY_BUFSIZE: usize = 8192;
 /// The reference normalises with such sums; using the same order makes our flat
 /// probabilities bit-identical to the recorded ones rather than merely close.
 pub fn sum(a: &[f64]) -> f64 {
-    a.chunks(NUMPY_BUFSIZE)
-        .fold(0.0, |total, run| total + pairwise_sum(run))
+    sum_of(a.len(), |i| a[i])
+}
+
+/// [`sum`] of the `len` values `value(0), value(1), ...`, without storing them
+/// (each is asked for once, in an order of numpy's choosing).
+pub fn sum_of(len: usize, value: impl Fn(usize) -> f64) -> f64 {
+    let mut total = 0.0;
+    let mut start = 0;
+    while start < len {
+        let run = NUMPY_BUFSIZE.min(len - start);
+        total += pairwise_of(start, run, &value);
+        start += run;
+    }
+    total
 }
 
 /// numpy's pairwise summation of one run: an 8-way unrolled loop for at most 128
 /// elements, else the two halves (split at a multiple of 8) summed recursively.
 pub fn pairwise_sum(a: &[f64]) -> f64 {
+    pairwise_of(0, a.len(), &|i| a[i])
+}
+
+/// [`pairwise_sum`] of `value(start..start + n)`.
+fn pairwise_of(start: usize, n: usize, value: &impl Fn(usize) -> f64) -> f64 {
     const BLOCK: usize = 128;
-    let n = a.len();
+    let a = |i: usize| value(start + i);
     if n < 8 {
         // numpy starts from -0.0 here so that all-negative-zero input keeps its sign;
         // for probabilities that never matters, but it is free to mirror.
-        a.iter().fold(-0.0, |s, &v| s + v)
+        (0..n).fold(-0.0, |s, i| s + a(i))
     } else if n <= BLOCK {
-        let mut r = [0.0; 8];
-        r.copy_from_slice(&a[..8]);
+        let mut r: [f64; 8] = std::array::from_fn(a);
         let mut i = 8;
         while i < n - n % 8 {
-            for j in 0..8 {
-                r[j] += a[i + j];
+            for (j, lane) in r.iter_mut().enumerate() {
+                *lane += a(i + j);
             }
             i += 8;
         }
         let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for &v in &a[i..] {
-            res += v;
+        for k in i..n {
+            res += a(k);
         }
         res
     } else {
         let mut n2 = n / 2;
         n2 -= n2 % 8;
-        pairwise_sum(&a[..n2]) + pairwise_sum(&a[n2..])
+        pairwise_of(start, n2, value) + pairwise_of(start + n2, n - n2, value)
     }
 }
 
@@ -75,6 +92,7 @@ mod tests {
         assert_eq!(sum(&c), runs);
         assert_eq!(sum(&b), pairwise_sum(&b));
         assert!(sum(&[-0.0]).is_sign_positive());
+        assert_eq!(sum_of(c.len(), |i| c[i]), runs);
     }
 
     #[test]
