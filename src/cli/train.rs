@@ -76,6 +76,28 @@ pub enum TrainCommand {
     ///
     /// mbag evaluate --human heuristic:lowest_block --assistant az:runs/az/model.json --goals tutorial --world-size 6x6x6 --horizon 100
     Assistant(AssistantArgs),
+    /// Summarise a cross-validation: the last validation of each fold's
+    /// `train bc` run (`--fold K/N`), side by side, with the mean over folds ±
+    /// its standard error and the cross-entropy pooled over every held-out
+    /// target (each episode scored once by the model that did not see it).
+    ///
+    /// Examples:
+    ///
+    /// mbag train cv runs/human_cpu/fold_*
+    ///
+    /// mbag train cv runs/human_cpu/fold_* --json runs/human_cpu/cv.json
+    Cv(CvArgs),
+}
+
+/// `mbag train cv`.
+#[derive(Debug, Args)]
+pub struct CvArgs {
+    /// The folds' run folders (each with metrics.jsonl and config.json).
+    #[arg(required = true, num_args = 1..)]
+    pub runs: Vec<PathBuf>,
+    /// Also write the summary as JSON here.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 /// Arguments of `mbag train bc`.
@@ -139,6 +161,7 @@ pub fn run(command: TrainCommand) -> anyhow::Result<u8> {
     match command {
         TrainCommand::Bc(args) => run_bc(args),
         TrainCommand::Assistant(args) => train_assistant::run(args),
+        TrainCommand::Cv(args) => run_cv(&args),
     }
 }
 
@@ -195,5 +218,77 @@ fn run_bc(args: BcArgs) -> anyhow::Result<u8> {
         report.model_path.display()
     );
     println!("metrics: {}", report.log_path.display());
+    Ok(0)
+}
+
+fn run_cv(args: &CvArgs) -> anyhow::Result<u8> {
+    let summary = bc::cv::summarise(&args.runs)?;
+    let groups: Vec<bc::ActionGroup> = summary.pooled_by_group.iter().map(|(g, _)| *g).collect();
+    let mut header = format!(
+        "{:<32} {:>6} {:>6} {:>8} {:>7}",
+        "run", "fold", "epoch", "targets", "ce"
+    );
+    for g in &groups {
+        header += &format!(" {:>7}", g.name());
+    }
+    println!("{header}");
+    for f in &summary.folds {
+        let mut line = format!(
+            "{:<32} {:>6} {:>6} {:>8} {:>7.4}",
+            f.run.display().to_string(),
+            f.fold.map_or("-".to_owned(), |k| k.to_string()),
+            f.epoch,
+            f.targets.map_or("-".to_owned(), |n| format!("{n:.0}")),
+            f.ce
+        );
+        for g in &groups {
+            let ce = f
+                .by_group
+                .iter()
+                .find(|(h, _, _)| h == g)
+                .map(|(_, ce, _)| *ce);
+            line += &ce.map_or(format!(" {:>7}", "-"), |ce| format!(" {ce:>7.3}"));
+        }
+        println!("{line}");
+    }
+    println!(
+        "mean over {} folds: {:.4} ± {:.4} (standard error)",
+        summary.folds.len(),
+        summary.mean_ce,
+        summary.standard_error
+    );
+    match summary.pooled_ce {
+        Some(ce) => {
+            let by: Vec<String> = summary
+                .pooled_by_group
+                .iter()
+                .map(|(g, ce)| format!("{} {ce:.3}", g.name()))
+                .collect();
+            println!(
+                "pooled over every held-out target: {ce:.4} ({})",
+                by.join(", ")
+            );
+        }
+        None => println!("pooled: not available (a run did not log valid/targets)"),
+    }
+    if let Some(path) = &args.json {
+        let json = serde_json::json!({
+            "folds": summary.folds.iter().map(|f| serde_json::json!({
+                "run": f.run,
+                "fold": f.fold.map(|k| k.to_string()),
+                "step": f.step,
+                "epoch": f.epoch,
+                "ce": f.ce,
+                "targets": f.targets,
+                "ce_by_type": f.by_group.iter().map(|(g, ce, _)| (g.name(), *ce)).collect::<std::collections::BTreeMap<_, _>>(),
+            })).collect::<Vec<_>>(),
+            "mean_ce": summary.mean_ce,
+            "standard_error": summary.standard_error,
+            "pooled_ce": summary.pooled_ce,
+            "pooled_ce_by_type": summary.pooled_by_group.iter().map(|(g, ce)| (g.name(), *ce)).collect::<std::collections::BTreeMap<_, _>>(),
+        });
+        std::fs::write(path, serde_json::to_string_pretty(&json)? + "\n")
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
     Ok(0)
 }

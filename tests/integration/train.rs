@@ -486,3 +486,63 @@ fn the_human_rows_are_the_reference_converters_stream() {
         assert_eq!(got, want, "{}: idle rows from wall times", file.display());
     }
 }
+
+/// Cross-validation end to end: two folds of two, each a short run with mbag's
+/// network options on (relative position, goal action prior), hold out every
+/// episode once between them, and `mbag train cv` pools their held-out targets.
+#[test]
+fn two_folds_hold_out_every_episode_once_and_train_cv_pools_them() {
+    let _torch = crate::nn::torch();
+    tch::set_num_threads(2);
+    let data = tempfile::tempdir().unwrap();
+    convert("human_alone", 4, data.path());
+    let runs = tempfile::tempdir().unwrap();
+    let mut total_targets = 0;
+    let mut dirs = Vec::new();
+    for index in 0..2 {
+        let mut config = config(serde_json::json!({
+            "data": {"fold": {"index": index, "of": 2}},
+            "max_steps": 3,
+            "checkpoint_every": 1000,
+            "validate_every": 1000,
+        }));
+        let net = &mut config.model.net;
+        net["use_relative_position"] = serde_json::json!(true);
+        net["use_goal_action_prior"] = serde_json::json!(true);
+        let out = runs.path().join(format!("fold_{index}"));
+        let report = bc::train(&config, &options(data.path(), &out)).unwrap();
+        total_targets += report.validation.unwrap().count;
+        dirs.push(out.display().to_string());
+    }
+    let learnable = human_steps(data.path());
+    let all: usize = (0..learnable.episodes.len())
+        .map(|e| learnable.learnable_steps(&[e]))
+        .sum();
+    assert_eq!(total_targets, all, "the two folds' held-out targets");
+    let json = runs.path().join("cv.json");
+    let mut args = vec!["train", "cv"];
+    args.extend(dirs.iter().map(String::as_str));
+    args.extend(["--json", json.to_str().unwrap()]);
+    let out = mbag(&args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("mean over 2 folds"), "{stdout}");
+    assert!(
+        stdout.contains("pooled over every held-out target"),
+        "{stdout}"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let pooled_targets: f64 = summary["folds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["targets"].as_f64().unwrap())
+        .sum();
+    assert_eq!(pooled_targets as usize, all);
+    assert_eq!(summary["folds"][1]["fold"], "1/2");
+}

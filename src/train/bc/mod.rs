@@ -11,6 +11,7 @@
 //! [`Model::load`] and `bc:` agent specs).
 
 pub mod config;
+pub mod cv;
 pub mod data;
 pub mod stream;
 
@@ -75,16 +76,19 @@ pub struct Scores {
 }
 
 impl Scores {
-    /// `prefix/ce`, `prefix/accuracy`, `prefix/ce_by_type/<group>`,
+    /// `prefix/ce`, `prefix/accuracy`, `prefix/targets` (the count), and per
+    /// group `prefix/ce_by_type/<group>`, `prefix/targets_by_type/<group>`,
     /// `prefix/accuracy_by_type/<group>`.
     pub fn metrics(&self, prefix: &str) -> Vec<(String, f64)> {
         let mut out = vec![
             (format!("{prefix}/ce"), self.cross_entropy),
             (format!("{prefix}/accuracy"), self.accuracy),
+            (format!("{prefix}/targets"), self.count as f64),
         ];
-        for (g, (ce, acc, _)) in &self.by_group {
+        for (g, (ce, acc, n)) in &self.by_group {
             out.push((format!("{prefix}/ce_by_type/{}", g.name()), *ce));
             out.push((format!("{prefix}/accuracy_by_type/{}", g.name()), *acc));
+            out.push((format!("{prefix}/targets_by_type/{}", g.name()), *n as f64));
         }
         out
     }
