@@ -223,7 +223,16 @@ fn run_bc(args: BcArgs) -> anyhow::Result<u8> {
 
 fn run_cv(args: &CvArgs) -> anyhow::Result<u8> {
     let summary = bc::cv::summarise(&args.runs)?;
-    let groups: Vec<bc::ActionGroup> = summary.pooled_by_group.iter().map(|(g, _)| *g).collect();
+    // Every group any fold scored, whether or not counts allow pooling.
+    let groups: Vec<bc::ActionGroup> = bc::ActionGroup::ALL
+        .into_iter()
+        .filter(|g| {
+            summary
+                .folds
+                .iter()
+                .any(|f| f.by_group.iter().any(|(h, _, _)| h == g))
+        })
+        .collect();
     let mut header = format!(
         "{:<32} {:>6} {:>6} {:>8} {:>7}",
         "run", "fold", "epoch", "targets", "ce"
