@@ -115,6 +115,16 @@ pub struct NetConfig {
     /// prior, the network learns where and when instead.
     #[serde(default)]
     pub use_goal_action_prior: bool,
+    /// mbag's extension (not in the reference), for assistants that do not see
+    /// the goal: the same two priors read from the network's own goal head.
+    /// Two learned weights scale `log p(block)` on placing each block in an
+    /// empty cell and `log p(not the current block)` on breaking a cell, where
+    /// `p` is the goal head's (detached) prediction. An untrained policy then
+    /// already places what the goal head is sure of and leaves alone the blocks
+    /// it believes correct, and self-play learns when to trust it; without the
+    /// prior a CPU-scale run spends its first hours breaking correct blocks.
+    #[serde(default)]
+    pub use_predicted_goal_action_prior: bool,
     /// Unsupported: the other player's previous action as input.
     #[serde(default)]
     pub use_prev_other_agent_action: bool,

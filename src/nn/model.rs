@@ -140,6 +140,9 @@ pub struct Model {
     other_agent_head: Option<ConvHead>,
     /// `use_goal_action_prior`: `(2,)` weights of the place and break priors.
     goal_action_prior: Option<Tensor>,
+    /// `use_predicted_goal_action_prior`: `(2,)` weights of the place and break
+    /// priors read from the goal head.
+    predicted_goal_action_prior: Option<Tensor>,
     /// FLOPs per sample of the parts outside `layers` and the heads.
     embedding_flops: u64,
     /// The format the weights are in and the layers compute in.
@@ -246,6 +249,10 @@ impl Model {
         let goal_action_prior = net
             .use_goal_action_prior
             .then(|| root.var("goal_action_prior", &[2], nn::Init::Const(2.0)));
+        // Starts at 1: the policy follows the goal head's odds as they are.
+        let predicted_goal_action_prior = net
+            .use_predicted_goal_action_prior
+            .then(|| root.var(PREDICTED_GOAL_ACTION_PRIOR, &[2], nn::Init::Const(1.0)));
         Ok(Self {
             layout: config.flat_layout(),
             config,
@@ -260,6 +267,7 @@ impl Model {
             goal_head,
             other_agent_head,
             goal_action_prior,
+            predicted_goal_action_prior,
             embedding_flops,
             precision: Precision::F32,
         })
@@ -541,12 +549,15 @@ impl Model {
         if let Some(weights) = &self.goal_action_prior {
             action_grid += goal_action_prior(&batch.world, weights);
         }
+        let goal_logits = self.goal_head.forward(&x).to_kind(Kind::Float);
+        if let Some(weights) = &self.predicted_goal_action_prior {
+            action_grid += predicted_goal_action_prior(&batch.world, &goal_logits, weights);
+        }
         let flat_logits = grid_to_flat(&action_grid, &self.layout);
         let mut value = self.value_head.forward(&x).to_kind(Kind::Float);
         if self.config.net.vf_scale != 1.0 {
             value *= self.config.net.vf_scale;
         }
-        let goal_logits = self.goal_head.forward(&x).to_kind(Kind::Float);
         let other_agent_logits = self
             .other_agent_head
             .as_ref()
@@ -728,6 +739,22 @@ impl Model {
     /// weight must be present with its exact shape; extra tensors are an error too,
     /// except BatchNorm's `num_batches_tracked` counters.
     pub fn load_weights(&mut self, path: &Path) -> Result<(), NnError> {
+        self.load_weights_allowing(path, &[]).map(|_| ())
+    }
+
+    /// Loads the weights of a model trained without mbag's predicted-goal
+    /// prior into one with it (a warm start from goal pretraining, say): as
+    /// [`Model::load_weights`], except that the prior's weights may be missing
+    /// and then keep their initial values. Returns the names left so.
+    pub fn warm_start(&mut self, path: &Path) -> Result<Vec<String>, NnError> {
+        self.load_weights_allowing(path, &[PREDICTED_GOAL_ACTION_PRIOR])
+    }
+
+    fn load_weights_allowing(
+        &mut self,
+        path: &Path,
+        may_miss: &[&str],
+    ) -> Result<Vec<String>, NnError> {
         if let Err(source) = std::fs::metadata(path) {
             return Err(NnError::Io {
                 path: path.to_owned(),
@@ -735,7 +762,15 @@ impl Model {
             });
         }
         let file: HashMap<String, Tensor> = Tensor::read_safetensors(path)?.into_iter().collect();
-        let vars: BTreeMap<String, Tensor> = self.vs.variables().into_iter().collect();
+        let mut vars: BTreeMap<String, Tensor> = self.vs.variables().into_iter().collect();
+        let missing: Vec<String> = may_miss
+            .iter()
+            .filter(|name| vars.contains_key(**name) && !file.contains_key(**name))
+            .map(|name| (*name).to_owned())
+            .collect();
+        for name in &missing {
+            vars.remove(name);
+        }
         for (name, var) in &vars {
             let Some(src) = file.get(name) else {
                 return Err(NnError::MissingTensor {
@@ -773,7 +808,8 @@ impl Model {
                 var.f_copy_(&file[name].to_kind(var.kind()))?;
             }
             Ok(())
-        })
+        })?;
+        Ok(missing)
     }
 
     /// Reads a checkpoint: the config JSON and the weights file it names (or
@@ -872,6 +908,52 @@ fn goal_action_prior(world: &Tensor, weights: &Tensor) -> Tensor {
     Tensor::cat(&pieces, 1)
 }
 
+/// The variable of `use_predicted_goal_action_prior`, which a warm start from a
+/// model without the option leaves at its initial value.
+const PREDICTED_GOAL_ACTION_PRIOR: &str = "predicted_goal_action_prior";
+
+/// The lowest log-probability the predicted-goal prior adds: below it the
+/// goal head's odds say nothing more (and `log 0` would be `-inf`).
+const PRIOR_LOG_FLOOR: f64 = -10.0;
+
+/// The predicted-goal prior on the `(B, 28, X, Y, Z)` action grid:
+/// `weights[0] * log p(b)` on placing block `b` in every empty cell and
+/// `weights[1] * log (1 - p(current block))` on breaking every non-air cell,
+/// where `p` is the softmax of `goal_logits` (`(B, 10, X, Y, Z)`, detached: the
+/// goal head learns from goal targets only), floored at [`PRIOR_LOG_FLOOR`].
+fn predicted_goal_action_prior(world: &Tensor, goal_logits: &Tensor, weights: &Tensor) -> Tensor {
+    let world = world.to_kind(Kind::Int64);
+    let current = world.select(1, 0);
+    let empty = current.eq(0).unsqueeze(1).to_kind(Kind::Float);
+    let solid = current.ne(0).unsqueeze(1).to_kind(Kind::Float);
+    let log_p = goal_logits.detach().log_softmax(1, Kind::Float);
+    let place = log_p
+        .clamp_min(PRIOR_LOG_FLOOR)
+        .narrow(1, 1, NUM_BLOCKS as i64 - 1)
+        * &empty;
+    let p_current = log_p.gather(1, &current.unsqueeze(1), false).exp();
+    let wrong = (-p_current).log1p().clamp_min(PRIOR_LOG_FLOOR) * &solid;
+    let size = world.size();
+    let zeros = |c: usize| {
+        Tensor::zeros(
+            [size[0], c as i64, size[2], size[3], size[4]],
+            (Kind::Float, world.device()),
+        )
+    };
+    let place_at = channels_of(ActionType::PlaceBlock);
+    let break_at = channels_of(ActionType::BreakBlock);
+    Tensor::cat(
+        &[
+            zeros(place_at.start + 1),
+            place * weights.get(0),
+            zeros(break_at.start - place_at.end),
+            wrong * weights.get(1),
+            zeros(NUM_CHANNELS - break_at.end),
+        ],
+        1,
+    )
+}
+
 /// `(B, X, Y, Z, 3)`: each voxel's offset from the centre of the cells marked
 /// as the observing player in `players` (`(B, X, Y, Z)` markers), divided by the
 /// axis lengths; all zeros for a sample without the marker.
@@ -919,6 +1001,43 @@ mod tests {
         assert_eq!(at(brk, 1), -0.5);
         // Everything else is zero: one place entry and one break entry in all.
         assert_eq!(prior.ne(0.0).sum(Kind::Int64).int64_value(&[]), 2);
+    }
+
+    #[test]
+    fn predicted_goal_prior_follows_the_goal_heads_odds() {
+        // A 2x1x1 world: cell 0 empty, cell 1 holds block 4. The goal head is
+        // sure cell 0 wants block 3 and gives block 4 at cell 1 even odds.
+        let mut world = vec![0u8; 6 * 2];
+        world[1] = 4;
+        let world = Tensor::from_slice(&world).reshape([1, 6, 2, 1, 1]);
+        let mut logits = vec![-30.0f32; NUM_BLOCKS * 2];
+        logits[3 * 2] = 0.0;
+        logits[4 * 2 + 1] = 0.0;
+        logits[2 * 2 + 1] = 0.0;
+        let logits = Tensor::from_slice(&logits).reshape([1, NUM_BLOCKS as i64, 2, 1, 1]);
+        let weights = Tensor::from_slice(&[2.0f32, 1.0]);
+        let prior = predicted_goal_action_prior(&world, &logits, &weights);
+        assert_eq!(prior.size(), [1, NUM_CHANNELS as i64, 2, 1, 1]);
+        let place = channels_of(ActionType::PlaceBlock).start as i64;
+        let brk = channels_of(ActionType::BreakBlock).start as i64;
+        let at = |c: i64, x: i64| prior.double_value(&[0, c, x, 0, 0]);
+        assert!(
+            at(place + 3, 0).abs() < 1e-5,
+            "the sure place costs nothing"
+        );
+        assert!((at(place + 5, 0) - 2.0 * PRIOR_LOG_FLOOR).abs() < 1e-5);
+        assert!(
+            (at(brk, 1) - 0.5f64.ln()).abs() < 1e-5,
+            "even odds: log 1/2"
+        );
+        // No place prior in a full cell, no break prior in an empty one.
+        assert_eq!(at(place + 3, 1), 0.0);
+        assert_eq!(at(brk, 0), 0.0);
+        // A block the head is sure of is never broken.
+        let sure = logits.copy();
+        let _ = sure.get(0).get(2).fill_(-30.0);
+        let prior = predicted_goal_action_prior(&world, &sure, &weights);
+        assert!((prior.double_value(&[0, brk, 1, 0, 0]) - PRIOR_LOG_FLOOR).abs() < 1e-5);
     }
 
     #[test]

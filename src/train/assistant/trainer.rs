@@ -167,8 +167,14 @@ pub fn train(
             let mut model = Model::new(config.model.clone(), options.device)?;
             if let Some(init) = &config.file.model.init {
                 let init_config = ModelConfig::read(init)?;
-                model.load_weights(&Model::weights_path(init, &init_config))?;
+                let fresh = model.warm_start(&Model::weights_path(init, &init_config))?;
                 log::info!("starting from the weights of {}", init.display());
+                if !fresh.is_empty() {
+                    log::info!(
+                        "{} not in it: left at their initial values",
+                        fresh.join(", ")
+                    );
+                }
             }
             let adam = Adam::new(model.var_store(), adam_config);
             let progress = Progress {

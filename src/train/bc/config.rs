@@ -28,6 +28,7 @@ const NET_KEYS: &[&str] = &[
     "use_prev_blocks",
     "use_relative_position",
     "use_goal_action_prior",
+    "use_predicted_goal_action_prior",
     "use_prev_other_agent_action",
     "hidden_channels",
     "filter_size",
