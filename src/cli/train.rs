@@ -145,7 +145,7 @@ pub struct BcArgs {
 
 /// A positive number of minutes, at most a week (absurd values are refused, not
 /// overflowed).
-fn parse_minutes(text: &str) -> Result<std::time::Duration, String> {
+pub(crate) fn parse_minutes(text: &str) -> Result<std::time::Duration, String> {
     match text.parse::<f64>() {
         Ok(m) if m > 0.0 && m <= 7.0 * 24.0 * 60.0 => {
             Ok(std::time::Duration::from_secs_f64(m * 60.0))

@@ -38,6 +38,12 @@ pub struct AssistantArgs {
     /// checkpointing first; 0 saves the untrained network.
     #[arg(long, value_name = "N", value_parser = crate::cli::numeric::count::<u64>(crate::cli::numeric::TOTAL_ITERATIONS))]
     pub iterations: Option<u64>,
+    /// Stop at the end of the first iteration that ends after MINUTES,
+    /// checkpointing first, so that a run longer than a working session goes on
+    /// in chunks (`--resume` continues it where it stopped, losing nothing but
+    /// the replay buffer's sampling order).
+    #[arg(long, value_name = "MINUTES", value_parser = super::train::parse_minutes)]
+    pub time_limit: Option<std::time::Duration>,
     /// libtorch's intra-op threads [default: 1 on the CPU, where the self-play
     /// threads (`training.threads`) already use the cores and more threads only
     /// contend; libtorch's choice on CUDA].
@@ -117,6 +123,7 @@ pub fn run(args: AssistantArgs) -> anyhow::Result<u8> {
         device,
         resume: args.resume,
         stop_after: args.iterations,
+        time_limit: args.time_limit,
         selfplay_precision: args.selfplay_precision,
     };
     let summary = trainer::train(&config, &options, &factory, &mut on_iteration)?;

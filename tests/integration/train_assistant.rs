@@ -152,16 +152,20 @@ fn tiny_config(dir: &Path) -> std::path::PathBuf {
     path
 }
 
-/// A run stopped after 2 iterations and resumed finishes the remaining 2: the
-/// log has each iteration once, the optimizer's step count goes on, and a second
-/// fresh run into the same folder is refused.
+/// A run stopped by its time limit after 1 iteration, resumed up to 2, and
+/// resumed again finishes the remaining 2: the log has each iteration once, the
+/// optimizer's step count goes on, and a second fresh run into the same folder
+/// is refused.
 #[test]
 fn a_stopped_run_resumes_from_its_checkpoint() {
     let _torch = crate::nn::torch();
     let dir = tempfile::tempdir().unwrap();
     let config = tiny_config(dir.path());
     let out = dir.path().join("run");
-    train(&config, &out, &["--iterations", "2"]);
+    // A limit far shorter than one iteration: the first one ends past it.
+    train(&config, &out, &["--time-limit", "0.0001"]);
+    assert_eq!(log_epochs(&out.join("metrics.jsonl")), [1]);
+    train(&config, &out, &["--resume", "--iterations", "2"]);
     let progress = |out: &Path| -> Value {
         let latest = std::fs::read_to_string(out.join("checkpoints/latest")).unwrap();
         let path = out

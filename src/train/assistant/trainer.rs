@@ -53,6 +53,9 @@ pub struct RunOptions {
     pub resume: bool,
     /// Stop after this many iterations in total instead of the config's.
     pub stop_after: Option<u64>,
+    /// Stop (checkpointing) after the first iteration that ends this long
+    /// after the run started.
+    pub time_limit: Option<std::time::Duration>,
     /// The number format self-play's searches evaluate the network in. Anything
     /// but `f32` plays on a converted copy of the weights, made each iteration,
     /// while training keeps updating the `f32` ones.
@@ -252,6 +255,7 @@ pub fn train(
         max_batch: (t.num_envs * config.mcts.leaves_per_batch.max(1)).max(1),
         ..ServiceConfig::default()
     };
+    let started = std::time::Instant::now();
     for iteration in start..iterations {
         // An f32 run lends the learner's own model to the service and takes it
         // back; a reduced-precision one plays a converted copy.
@@ -353,7 +357,10 @@ pub fn train(
             metrics.iter().map(|(k, v)| (k.as_str(), *v)),
         )?;
         let mut checkpoint = None;
-        if progress.epoch % t.checkpoint_every == 0 || progress.epoch == iterations {
+        let out_of_time = options
+            .time_limit
+            .is_some_and(|limit| started.elapsed() >= limit);
+        if progress.epoch % t.checkpoint_every == 0 || progress.epoch == iterations || out_of_time {
             let paths =
                 checkpointer.save_with(&model, &adam, &progress, &run_config, &mut |dir| {
                     write_replay(&replay, &shape, &dir.join(REPLAY_FILE))
@@ -368,6 +375,13 @@ pub fn train(
             checkpoint,
         });
         last = metrics;
+        if out_of_time {
+            log::info!(
+                "time limit reached after iteration {}; --resume continues",
+                progress.epoch
+            );
+            break;
+        }
     }
     if !saved_any {
         // Asked for no iterations at all: the untrained network, checkpointed so
