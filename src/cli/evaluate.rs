@@ -432,6 +432,10 @@ fn print_summary(e: &Evaluation) {
         c.successes,
         c.n
     );
+    for at in &s.goal_percentage_at_minutes {
+        let name = format!("goal % at {} min", at.minute);
+        row(&name, Some(&at.goal_percentage), 100.0, 1);
+    }
     row("human actions (p+b)", Some(&s.human_place_break), 1.0, 1);
     row("human actions (all)", Some(&s.human_actions), 1.0, 1);
     row("human goal %", Some(&s.human_goal_percentage), 100.0, 1);

@@ -191,6 +191,23 @@ pub struct EpisodeOutcome {
     pub assistant_actions: Option<u64>,
     /// The assistant's goal-dependent reward over `W·H·D − S0`.
     pub assistant_goal_percentage: Option<f64>,
+    /// Player 0's goal percentage at the first step of each minute (index =
+    /// minute; 75 steps a minute at the study's 0.8 s per action), the
+    /// reference's `goal_percentage_<m>_min`.
+    pub goal_percentage_by_minute: Vec<f64>,
+}
+
+/// The minutes the paper's Table 2 reports goal % at (225, 375, 750 and 1,500
+/// steps at 0.8 s per action).
+pub const REPORTED_MINUTES: [u64; 4] = [3, 5, 10, 20];
+
+/// Goal % at one minute over the episodes that reached it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MinuteGoal {
+    /// The minute.
+    pub minute: u64,
+    /// Player 0's goal percentage then (fraction).
+    pub goal_percentage: MeanCi,
 }
 
 /// Wall time of the assistant's moves in one episode, in milliseconds.
@@ -239,6 +256,9 @@ pub struct Summary {
     pub assistant_move_ms: Option<MeanCi>,
     /// The slowest assistant move of the run (ms).
     pub assistant_move_max_ms: Option<f64>,
+    /// Goal % at each of [`REPORTED_MINUTES`] that every episode reached (an
+    /// episode ending earlier would bias the mean).
+    pub goal_percentage_at_minutes: Vec<MinuteGoal>,
 }
 
 impl Summary {
@@ -267,6 +287,22 @@ impl Summary {
                 .iter()
                 .filter_map(|r| r.assistant_move_ms.map(|t| t.max_ms))
                 .reduce(f64::max),
+            goal_percentage_at_minutes: REPORTED_MINUTES
+                .iter()
+                .filter_map(|&minute| {
+                    let at = |r: &EpisodeRecord| {
+                        r.outcome
+                            .goal_percentage_by_minute
+                            .get(minute as usize)
+                            .copied()
+                    };
+                    let values: Option<Vec<f64>> = records.iter().map(at).collect();
+                    values.filter(|v| !v.is_empty()).map(|v| MinuteGoal {
+                        minute,
+                        goal_percentage: MeanCi::of(v),
+                    })
+                })
+                .collect(),
         }
     }
 }
@@ -402,6 +438,7 @@ pub fn run_episode(
             assistant_place_break: assistant.map(|a| a.0),
             assistant_actions: assistant.map(|a| a.1),
             assistant_goal_percentage: assistant.map(|a| a.2),
+            goal_percentage_by_minute: m.per_minute.iter().map(|s| s.goal_percentage).collect(),
         },
         assistant_move_ms: (!move_ms.is_empty()).then(|| MoveTiming {
             mean_ms: move_ms.iter().sum::<f64>() / move_ms.len() as f64,
@@ -575,6 +612,31 @@ mod tests {
         assert_eq!((s.completion.successes, s.completion.n), (3, 3));
         assert_eq!(s.goal_percentage.mean, 1.0);
         assert_eq!(s.assistant_goal_percentage, None);
+    }
+
+    /// Goal % by minute starts below the end's and ends at it; the summary
+    /// reports only the Table 2 minutes every episode reached.
+    #[test]
+    fn goal_percentage_is_reported_by_minute() {
+        let factory = StandardAgents::heuristics_only();
+        let mut three = settings("none", 2, 1);
+        three.config.horizon = 300;
+        let e = evaluate(&three, &factory, &|_| {}).unwrap();
+        for r in &e.episodes {
+            let by_minute = &r.outcome.goal_percentage_by_minute;
+            assert_eq!(by_minute.len(), 5, "minutes 0..=4 of 300 steps");
+            assert!(by_minute[0] < r.outcome.goal_percentage, "{by_minute:?}");
+            assert_eq!(by_minute.last(), Some(&r.outcome.goal_percentage));
+        }
+        let minutes: Vec<u64> = e
+            .summary
+            .goal_percentage_at_minutes
+            .iter()
+            .map(|m| m.minute)
+            .collect();
+        assert_eq!(minutes, [3]);
+        let short = evaluate(&settings("none", 1, 1), &factory, &|_| {}).unwrap();
+        assert!(short.summary.goal_percentage_at_minutes.is_empty());
     }
 
     #[test]
