@@ -97,6 +97,36 @@ impl McBlock {
         !matches!(self, Self::Air | Self::Bedrock | Self::Barrier)
     }
 
+    /// Minecraft 1.11's block hardness (`Block.blockHardness`); `None` for
+    /// blocks no survival player can break.
+    pub fn hardness(self) -> Option<f32> {
+        Some(match self {
+            Self::Air | Self::Bedrock | Self::Barrier => return None,
+            Self::Glass => 0.3,
+            Self::Grass => 0.6,
+            Self::Dirt => 0.5,
+            Self::Wool => 0.8,
+            Self::Stone | Self::StoneBrick => 1.5,
+            Self::Cobblestone | Self::Log | Self::Planks => 2.0,
+        })
+    }
+
+    /// Ticks a player in `mode` holds attack before the block breaks, counted
+    /// after the tick of the press. Creative breaks on the press (0). In survival
+    /// Minecraft adds `speed / hardness / 30` of damage per tick and breaks the
+    /// block at 1; MBAG's people carry diamond tools (speed 8), and glass, which
+    /// no tool speeds up, digs at speed 1.
+    pub fn dig_ticks(self, mode: super::world::GameMode) -> Option<u32> {
+        let hardness = self.hardness()?;
+        if mode == super::world::GameMode::Creative {
+            return Some(0);
+        }
+        let speed = if self == Self::Glass { 1.0 } else { 8.0 };
+        let per_tick = speed / hardness / 30.0;
+        // The tick that reaches 1 breaks the block; it is the last one counted.
+        Some((1.0 / per_tick).ceil() as u32)
+    }
+
     /// The extra `LineOfSight` keys the mod writes for this block type between
     /// `type` and `inRange`, as seen in the real recording (log, planks, stone,
     /// dirt, grass) and by Malmo's colour rule for wool.
@@ -187,6 +217,16 @@ pub(crate) fn item_properties(item: &str) -> &'static [(&'static str, &'static s
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn digging_takes_minecraft_ticks_in_survival_and_none_in_creative() {
+        use crate::emulator::world::GameMode;
+        assert_eq!(McBlock::Dirt.dig_ticks(GameMode::Survival), Some(2));
+        assert_eq!(McBlock::Stone.dig_ticks(GameMode::Survival), Some(6));
+        assert_eq!(McBlock::Glass.dig_ticks(GameMode::Survival), Some(9));
+        assert_eq!(McBlock::Planks.dig_ticks(GameMode::Creative), Some(0));
+        assert_eq!(McBlock::Bedrock.dig_ticks(GameMode::Creative), None);
+    }
 
     #[test]
     fn names_round_trip_and_mbag_blocks_map() {

@@ -2,10 +2,15 @@
 //! mission. Each action changes the world and records the input `events` the
 //! mod's `ObservationFromHuman` would report for it.
 //!
-//! Simplified: actions act on the named cell directly, and the player turns to
-//! look at it first (so `LineOfSight` shows the cell, as MBAG's detector
-//! expects); mouse deltas are the turn divided by 0.15 degrees per unit, which is
-//! Minecraft's rate at the default sensitivity only approximately.
+//! Places and breaks take time as a person's do, because what the daemon can
+//! detect depends on it: the player turns onto the cell over [`AIM_TICKS`] of
+//! its client's ticks (so observations show the crosshair on the cell before
+//! the click), a place happens on the tick `use` is pressed, and a break holds
+//! `attack` for the ticks Minecraft digs the block ([`McBlock::dig_ticks`]);
+//! each button is released a tick after its effect. The player aims at the
+//! cell's centre rather than at a neighbour's face, so a place needs no
+//! support, and mouse deltas are the turn divided by 0.15 degrees per unit,
+//! which is Minecraft's rate at the default sensitivity only approximately.
 
 use tokio::sync::oneshot;
 
@@ -16,13 +21,59 @@ use super::ray::look_at;
 use super::server::{WorldHandle, WorldRequest};
 use super::world::{GameMode, HumanEvent, World};
 
+/// Client ticks a scripted person takes to turn onto a cell before clicking.
+/// People aim over several frames; the detector, like the reference's,
+/// attributes a place or break to the player whose crosshair was on the cell
+/// in an observation with the button held, so a turn and click within one tick
+/// would leave a break unattributed.
+pub const AIM_TICKS: u32 = 4;
+
+/// A mouse button, by the command name `ObservationFromHuman` reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Button {
+    /// The left button: `attack` (break).
+    Attack,
+    /// The right button: `use` (place).
+    Use,
+}
+
+impl Button {
+    /// The key command's name in the mod's events.
+    pub fn command(self) -> &'static str {
+        match self {
+            Self::Attack => "attack",
+            Self::Use => "use",
+        }
+    }
+}
+
 /// One thing a scripted human does.
 #[derive(Clone, Debug, PartialEq)]
 pub enum HumanAction {
-    /// Place the selected hotbar block into this cell.
+    /// Turn onto this cell's centre and place the selected hotbar block into it,
+    /// pressing `use` (a right click places on the tick it is pressed; release
+    /// it with [`HumanAction::Release`]).
     Place([i32; 3]),
-    /// Break the block in this cell.
+    /// The end of a dig: turn onto this cell's centre and break its block
+    /// (`attack` is pressed and released separately).
     Break([i32; 3]),
+    /// Turn `1 / steps` of the way from the current look toward a point from
+    /// which `button` would act on `cell` (the whole way when `steps` is 1):
+    /// for a break a point on the cell's faces, for a place one on a face of a
+    /// solid neighbour touching it, that the player's ray reaches in its game
+    /// mode's reach through the world as it is.
+    TurnToward {
+        /// The cell to act on.
+        cell: [i32; 3],
+        /// Which button will act.
+        button: Button,
+        /// Turns left, this one included.
+        steps: u32,
+    },
+    /// Press and hold a button.
+    Press(Button),
+    /// Release a button.
+    Release(Button),
     /// Walk (teleport) the feet to this position.
     MoveTo([f64; 3]),
     /// Turn to this yaw and pitch.
@@ -39,7 +90,7 @@ pub enum HumanAction {
 }
 
 /// Why a scripted human could not act.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum HumanError {
     /// The mission's world is gone.
     #[error("the mission has ended")]
@@ -67,6 +118,13 @@ pub enum HumanError {
     /// The game mode forbids building.
     #[error("a player in {0:?} mode cannot build")]
     CannotBuild(GameMode),
+    /// A block stands where the player would move.
+    #[error("a block stands in the way of a move to {0:?}")]
+    Blocked([f64; 3]),
+    /// No point of the cell (for a break) or of a face it could be placed
+    /// against (for a place) is in the player's sight and reach.
+    #[error("cell {0:?} is out of sight or reach")]
+    OutOfReach([i32; 3]),
     /// A hotbar slot outside 0..=8.
     #[error("hotbar slot {0} is not 0..=8")]
     BadSlot(usize),
@@ -107,14 +165,99 @@ impl ScriptedHuman {
         rx.await.map_err(|_| HumanError::WorldGone)?
     }
 
-    /// Places the selected hotbar block into `cell`.
-    pub async fn place_block(&self, cell: [i32; 3]) -> Result<(), HumanError> {
-        self.act(HumanAction::Place(cell)).await
+    /// Waits until this player's client has ticked `ticks` more times (each
+    /// tick is one observation).
+    pub async fn wait_ticks(&self, ticks: u32) -> Result<(), HumanError> {
+        let (reply, rx) = oneshot::channel();
+        let request = WorldRequest::AwaitTicks {
+            name: self.name.clone(),
+            ticks,
+            reply,
+        };
+        self.world
+            .request(request)
+            .await
+            .map_err(|_| HumanError::WorldGone)?;
+        rx.await.map_err(|_| HumanError::WorldGone)?
     }
 
-    /// Breaks the block in `cell`.
+    /// Turns over [`AIM_TICKS`] ticks, one step per tick, until `button` would
+    /// act on `cell` ([`HumanAction::TurnToward`]).
+    pub async fn aim_at(&self, cell: [i32; 3], button: Button) -> Result<(), HumanError> {
+        for steps in (1..=AIM_TICKS).rev() {
+            self.act(HumanAction::TurnToward {
+                cell,
+                button,
+                steps,
+            })
+            .await?;
+            self.wait_ticks(1).await?;
+        }
+        Ok(())
+    }
+
+    /// Aims at `cell`, then places the selected hotbar block into it with a
+    /// right click held for one tick.
+    pub async fn place_block(&self, cell: [i32; 3]) -> Result<(), HumanError> {
+        self.aim_at(cell, Button::Use).await?;
+        self.place_aimed(cell).await
+    }
+
+    /// The click of [`ScriptedHuman::place_block`], once aimed.
+    pub async fn place_aimed(&self, cell: [i32; 3]) -> Result<(), HumanError> {
+        self.act(HumanAction::Place(cell)).await?;
+        self.release_after_a_tick(Button::Use).await
+    }
+
+    /// Aims at `cell`, then digs its block: `attack` held for the ticks
+    /// Minecraft takes in the player's game mode, released a tick after the
+    /// block breaks.
     pub async fn break_block(&self, cell: [i32; 3]) -> Result<(), HumanError> {
-        self.act(HumanAction::Break(cell)).await
+        self.aim_at(cell, Button::Attack).await?;
+        self.dig_aimed(cell).await
+    }
+
+    /// The dig of [`ScriptedHuman::break_block`], once aimed.
+    pub async fn dig_aimed(&self, cell: [i32; 3]) -> Result<(), HumanError> {
+        let player = self
+            .world
+            .player(&self.name)
+            .await
+            .map_err(|_| HumanError::WorldGone)?
+            .ok_or_else(|| HumanError::NoSuchPlayer(self.name.clone()))?;
+        let name = self
+            .world
+            .block(cell)
+            .await
+            .map_err(|_| HumanError::WorldGone)?;
+        let block = McBlock::from_name(name).unwrap_or(McBlock::Air);
+        let dig = match player.mode {
+            GameMode::Survival | GameMode::Creative => block.dig_ticks(player.mode),
+            GameMode::Adventure | GameMode::Spectator => None,
+        };
+        let Some(dig) = dig else {
+            return Err(HumanError::Unbreakable {
+                cell,
+                block: block.name(),
+            });
+        };
+        self.act(HumanAction::Press(Button::Attack)).await?;
+        if dig > 0 {
+            self.wait_ticks(dig).await?;
+        }
+        match self.act(HumanAction::Break(cell)).await {
+            Ok(()) => self.release_after_a_tick(Button::Attack).await,
+            Err(e) => {
+                // Someone else changed the cell during the dig.
+                self.act(HumanAction::Release(Button::Attack)).await?;
+                Err(e)
+            }
+        }
+    }
+
+    async fn release_after_a_tick(&self, button: Button) -> Result<(), HumanError> {
+        self.wait_ticks(1).await?;
+        self.act(HumanAction::Release(button)).await
     }
 
     /// Moves the feet to `pos`.
@@ -160,7 +303,6 @@ impl World {
                 if self.block(cell) != McBlock::Air || self.occupied(cell) {
                     return Err(HumanError::CellTaken(cell));
                 }
-                self.aim(role, cell);
                 self.set_block(cell, block);
                 self.record_change(role, BlockAction::Place, cell, block);
                 if mode == GameMode::Survival {
@@ -169,13 +311,12 @@ impl World {
                         self.players[role].selected_stack().item.clear();
                     }
                 }
-                self.press(role, "use");
+                self.key(role, Button::Use.command(), true);
             }
             HumanAction::Break(cell) => {
                 if self.in_goal_area(cell) {
                     return Err(HumanError::Protected(cell));
                 }
-                self.aim(role, cell);
                 let block = self.block(cell);
                 if !self.break_block(role, cell) {
                     return Err(HumanError::Unbreakable {
@@ -183,9 +324,40 @@ impl World {
                         block: block.name(),
                     });
                 }
-                self.press(role, "attack");
             }
+            HumanAction::TurnToward {
+                cell,
+                button,
+                steps,
+            } => {
+                let point = self
+                    .aim_point(role, cell, button)
+                    .ok_or(HumanError::OutOfReach(cell))?;
+                let player = &self.players[role];
+                let (yaw, pitch) = look_at(player.eye(), point);
+                // The shorter way round, a fraction of it per step.
+                let dyaw = (yaw - player.yaw + 180.0).rem_euclid(360.0) - 180.0;
+                let dpitch = pitch - player.pitch;
+                let f = 1.0 / steps.max(1) as f32;
+                let yaw = if steps <= 1 {
+                    yaw
+                } else {
+                    (player.yaw + dyaw * f).rem_euclid(360.0)
+                };
+                let pitch = if steps <= 1 {
+                    pitch
+                } else {
+                    player.pitch + dpitch * f
+                };
+                self.turn(role, yaw, pitch);
+            }
+            HumanAction::Press(button) => self.key(role, button.command(), true),
+            HumanAction::Release(button) => self.key(role, button.command(), false),
             HumanAction::MoveTo(pos) => {
+                // A person walks or flies; no block lets them through.
+                if self.box_blocked(pos) {
+                    return Err(HumanError::Blocked(pos));
+                }
                 self.players[role].move_to(pos);
                 self.press(role, "forward");
             }
@@ -202,10 +374,65 @@ impl World {
         Ok(())
     }
 
-    fn aim(&mut self, role: usize, cell: [i32; 3]) {
-        let centre = cell.map(|c| f64::from(c) + 0.5);
-        let (yaw, pitch) = look_at(self.players[role].eye(), centre);
-        self.turn(role, yaw, pitch);
+    /// Whether a player's box (0.6 wide, 1.8 tall) with its feet at `pos` would
+    /// overlap a block.
+    fn box_blocked(&self, pos: [f64; 3]) -> bool {
+        let lo = [pos[0] - 0.3, pos[1], pos[2] - 0.3];
+        let hi = [pos[0] + 0.3, pos[1] + 1.8, pos[2] + 0.3];
+        // Cells the open box overlaps: a box ending exactly on a cell's face
+        // does not enter it.
+        let first = lo.map(|v| v.floor() as i32);
+        let last = hi.map(|v| v.ceil() as i32 - 1);
+        (first[0]..=last[0]).any(|x| {
+            (first[1]..=last[1])
+                .any(|y| (first[2]..=last[2]).any(|z| self.block([x, y, z]) != McBlock::Air))
+        })
+    }
+
+    /// The point a person at `role`'s eye would aim at for `button` to act on
+    /// `cell` (see [`HumanAction::TurnToward`]): face points nearest the eye
+    /// first, each checked by casting the ray Minecraft will cast, with the
+    /// angles as floats.
+    fn aim_point(&self, role: usize, cell: [i32; 3], button: Button) -> Option<[f64; 3]> {
+        let player = &self.players[role];
+        let eye = player.eye();
+        let reach = player.mode.reach();
+        let mut points = Vec::new();
+        for axis in 0..3 {
+            for side in [-1, 1] {
+                let mut neighbour = cell;
+                neighbour[axis] += side;
+                if button == Button::Use && self.block(neighbour) == McBlock::Air {
+                    continue;
+                }
+                // The plane between the cell and this neighbour; points kept
+                // off the face's edges, where rounding decides the cell.
+                let plane = f64::from(cell[axis]) + if side > 0 { 1.0 } else { 0.0 };
+                let (u, v) = ((axis + 1) % 3, (axis + 2) % 3);
+                for a in [0.5, 0.25, 0.75, 0.1, 0.9] {
+                    for b in [0.5, 0.25, 0.75, 0.1, 0.9] {
+                        let mut point = [0.0; 3];
+                        point[axis] = plane;
+                        point[u] = f64::from(cell[u]) + a;
+                        point[v] = f64::from(cell[v]) + b;
+                        points.push(point);
+                    }
+                }
+            }
+        }
+        let distance = |p: &[f64; 3]| (0..3).map(|a| (p[a] - eye[a]).powi(2)).sum::<f64>();
+        points.sort_by(|p, q| distance(p).total_cmp(&distance(q)));
+        points.into_iter().find(|&point| {
+            let (yaw, pitch) = look_at(eye, point);
+            let dir = super::ray::look_vector(yaw, pitch);
+            let solid = |c: [i32; 3]| self.block(c) != McBlock::Air;
+            super::ray::cast(eye, dir, reach, solid).is_some_and(|hit| match button {
+                Button::Attack => hit.cell == cell,
+                Button::Use => {
+                    hit.normal != [0; 3] && (0..3).all(|a| hit.cell[a] + hit.normal[a] == cell[a])
+                }
+            })
+        })
     }
 
     fn turn(&mut self, role: usize, yaw: f32, pitch: f32) {
@@ -221,10 +448,14 @@ impl World {
 
     fn press(&mut self, role: usize, command: &str) {
         for pressed in [true, false] {
-            self.players[role].events.push(HumanEvent::Key {
-                command: command.to_owned(),
-                pressed,
-            });
+            self.key(role, command, pressed);
         }
+    }
+
+    fn key(&mut self, role: usize, command: &str, pressed: bool) {
+        self.players[role].events.push(HumanEvent::Key {
+            command: command.to_owned(),
+            pressed,
+        });
     }
 }

@@ -84,7 +84,7 @@ use crate::mod_patch::ModFlavour;
 pub use client::{ClientHandle, ClientStatus};
 pub use fault_spec::{FaultKind, FaultSpec, FaultSpecError, FaultWhen};
 pub use faults::{Corruption, FaultChannel, Faults};
-pub use human::{HumanAction, HumanError, ScriptedHuman};
+pub use human::{AIM_TICKS, Button, HumanAction, HumanError, ScriptedHuman};
 pub use server::{ServerGone, WorldHandle};
 pub use transcript::{Transcript, TranscriptChannel, TranscriptEntry};
 

@@ -41,6 +41,12 @@ pub(crate) enum WorldRequest {
         action: HumanAction,
         reply: oneshot::Sender<Result<(), HumanError>>,
     },
+    /// Answer once the named player's client has ticked `ticks` more times.
+    AwaitTicks {
+        name: String,
+        ticks: u32,
+        reply: oneshot::Sender<Result<(), HumanError>>,
+    },
     /// The block at a cell.
     Block {
         pos: [i32; 3],
@@ -184,6 +190,7 @@ async fn serve(
     ended: watch::Sender<bool>,
     lan: TcpListener,
 ) {
+    let mut waiters: Vec<TickWaiter> = Vec::new();
     while let Some(request) = rx.recv().await {
         match request {
             WorldRequest::Join { role } => {
@@ -218,8 +225,24 @@ async fn serve(
                     finish(&mut world, role, &ended);
                 }
                 let _ = reply.send(TickOutcome { observation, quit });
+                wake(&world, role, &mut waiters);
             }
-            WorldRequest::Finish { role } => finish(&mut world, role, &ended),
+            WorldRequest::Finish { role } => {
+                finish(&mut world, role, &ended);
+                wake(&world, role, &mut waiters);
+            }
+            WorldRequest::AwaitTicks { name, ticks, reply } => match world.role_of(&name) {
+                None => {
+                    let _ = reply.send(Err(HumanError::NoSuchPlayer(name)));
+                }
+                Some(role) if world.players[role].finished => {
+                    let _ = reply.send(Err(HumanError::WorldGone));
+                }
+                Some(role) => {
+                    waiters.push((role, world.players[role].ticks + i64::from(ticks), reply));
+                    wake(&world, role, &mut waiters);
+                }
+            },
             WorldRequest::Human {
                 name,
                 action,
@@ -236,6 +259,31 @@ async fn serve(
         }
     }
     drop(lan);
+}
+
+/// A scripted human waiting for its client's ticks: the role, the tick to
+/// wait for, and where to answer.
+type TickWaiter = (usize, i64, oneshot::Sender<Result<(), HumanError>>);
+
+/// Answers the waiters of `role` whose tick has come, and every one of them if
+/// the role has finished (its client ticks no more).
+fn wake(world: &World, role: usize, waiters: &mut Vec<TickWaiter>) {
+    let player = &world.players[role];
+    let mut k = 0;
+    while k < waiters.len() {
+        let (r, tick, _) = &waiters[k];
+        if *r == role && (player.finished || player.ticks >= *tick) {
+            let (_, _, reply) = waiters.swap_remove(k);
+            let answer = if player.finished {
+                Err(HumanError::WorldGone)
+            } else {
+                Ok(())
+            };
+            let _ = reply.send(answer);
+        } else {
+            k += 1;
+        }
+    }
 }
 
 fn finish(world: &mut World, role: usize, ended: &watch::Sender<bool>) {
