@@ -504,9 +504,12 @@ pub(crate) fn execute(
         ),
     }
     println!(
-        "{} human actions detected, {} divergences repaired, {} syncs deferred while the \
-         assistant's commands ran",
-        report.stats.human_actions, report.stats.divergences, report.stats.syncs_skipped
+        "{} human actions detected, {} divergences repaired, {} expected AI effects not seen, \
+         {} syncs scoped around AI actions in flight",
+        report.stats.human_actions,
+        report.stats.divergences,
+        report.stats.unseen_expected,
+        report.stats.syncs_scoped
     );
     println!("recording: {path}  (check it with: mbag recording verify {path})");
     match report.end.error {

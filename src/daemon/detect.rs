@@ -60,6 +60,12 @@ use crate::sim::inventory::{NUM_SLOTS, Slot};
 /// Eye height above the feet, used to tell which side of a face the viewer is on.
 const EYE_HEIGHT: f64 = 1.6;
 
+/// How far a position may be from an expected one and still be it: Minecraft
+/// keeps positions as doubles and a teleport puts a flying player exactly
+/// where asked, so only the printing of the command's numbers can differ (the
+/// divergence checks' tolerance, the reference's).
+pub const POSITION_TOLERANCE: f64 = 1e-4;
+
 /// What the detector needs to know about the episode.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DetectorConfig {
@@ -552,6 +558,83 @@ impl Detector {
         state
     }
 
+    /// The cells and players that AI actions in flight will still change: the
+    /// subjects of the expected diffs not seen yet (a give's two players, a
+    /// move's player, a place's or break's cell and, with finite blocks, its
+    /// player's inventory).
+    pub fn in_flight(&self) -> (Vec<CellIndex>, Vec<PlayerId>) {
+        let (mut cells, mut players) = (Vec::new(), Vec::new());
+        for diff in &self.expected {
+            match *diff {
+                StateDiff::Block { cell, .. } => {
+                    if let Some(index) = self.config.size.checked_index(cell) {
+                        cells.push(index);
+                    }
+                }
+                StateDiff::Location { player, .. } | StateDiff::Inventory { player, .. } => {
+                    players.push(player);
+                }
+            }
+        }
+        (cells, players)
+    }
+
+    /// Whether `diff` is what expected AI diffs announced; if so they are used
+    /// up. A diff shows where a thing is now, and one observation can cover
+    /// several commands (two teleports within one tick show as one move), so a
+    /// diff matches an expectation by its end (the cell's new block, the
+    /// player's new position within [`POSITION_TOLERANCE`], the new count),
+    /// and the earlier expectations of the same cell, player or count, which
+    /// Minecraft passed through on the way, are used up with it. Where a thing
+    /// was before is not compared: it is Minecraft's, not a prediction.
+    fn take_expected(&mut self, diff: &StateDiff) -> bool {
+        let same_thing = |e: &StateDiff| match (*e, *diff) {
+            (StateDiff::Block { cell: a, .. }, StateDiff::Block { cell: b, .. }) => a == b,
+            (StateDiff::Location { player: a, .. }, StateDiff::Location { player: b, .. }) => {
+                a == b
+            }
+            (
+                StateDiff::Inventory {
+                    player: a,
+                    block: x,
+                    ..
+                },
+                StateDiff::Inventory {
+                    player: b,
+                    block: y,
+                    ..
+                },
+            ) => a == b && x == y,
+            _ => false,
+        };
+        let ends_here = |e: &StateDiff| match (*e, *diff) {
+            (StateDiff::Block { after: a, .. }, StateDiff::Block { after: b, .. }) => a == b,
+            (StateDiff::Location { after: a, .. }, StateDiff::Location { after: b, .. }) => {
+                [(a.x, b.x), (a.y, b.y), (a.z, b.z)]
+                    .iter()
+                    .all(|(u, v)| (u - v).abs() <= POSITION_TOLERANCE)
+            }
+            (StateDiff::Inventory { after: a, .. }, StateDiff::Inventory { after: b, .. }) => {
+                a == b
+            }
+            _ => false,
+        };
+        let Some(last) = self
+            .expected
+            .iter()
+            .position(|e| same_thing(e) && ends_here(e))
+        else {
+            return false;
+        };
+        let mut k = 0;
+        self.expected.retain(|e| {
+            let passed = k <= last && same_thing(e);
+            k += 1;
+            !passed
+        });
+        true
+    }
+
     /// Forgets the expected diffs not seen yet and returns them (the reference
     /// warns about each 0.2 s after the AI action's commands).
     pub fn take_unseen_expected(&mut self) -> Vec<StateDiff> {
@@ -571,8 +654,7 @@ impl Detector {
         let mut moves = Vec::new();
         let mut others = Vec::new();
         for diff in diffs {
-            if let Some(i) = self.expected.iter().position(|e| *e == diff) {
-                self.expected.swap_remove(i);
+            if self.take_expected(&diff) {
                 if let StateDiff::Block { cell, after, .. } = diff {
                     // The AI's own change: its event is used up too.
                     let index = self.config.size.index(cell);
@@ -891,11 +973,17 @@ pub fn expected_diffs(
                 });
             }
         }
-        AiEffect::Move { to } => out.push(StateDiff::Location {
-            player,
-            before: state.players[player.0].position,
-            after: to,
-        }),
+        AiEffect::Move { to } => {
+            let before = state.players[player.0].position;
+            // A teleport to where the player already is changes nothing.
+            if before != to {
+                out.push(StateDiff::Location {
+                    player,
+                    before,
+                    after: to,
+                });
+            }
+        }
         AiEffect::Give {
             recipient,
             block,
@@ -1200,6 +1288,53 @@ mod tests {
                 after: BlockId::AIR,
             }]
         );
+    }
+
+    /// Two teleports within one tick show as one move from the first start to
+    /// the last end: both expectations are used up, none is left unseen, and
+    /// while they are pending the player and nothing else is in flight.
+    #[test]
+    fn one_observed_move_covers_the_teleports_it_passed_through() {
+        let (cfg, mut d, _) = human_and_ai();
+        let (a, b) = (PlayerPos::new(4.5, 2.0, 3.5), PlayerPos::new(4.5, 3.0, 3.5));
+        for to in [a, b] {
+            let diffs = expected_diffs(
+                &cfg,
+                &d.predicted_state(),
+                PlayerId(1),
+                AiEffect::Move { to },
+            );
+            d.expect(diffs);
+        }
+        assert_eq!(d.in_flight(), (vec![], vec![PlayerId(1), PlayerId(1)]));
+        let found = d.observe(PlayerId(1), &at([b.x, b.y + 3e-5, b.z])).unwrap();
+        assert_eq!(found, vec![]);
+        assert!(d.take_unseen_expected().is_empty());
+        // A teleport to where the player already is expects nothing.
+        let stay = expected_diffs(
+            &cfg,
+            d.state(),
+            PlayerId(1),
+            AiEffect::Move {
+                to: d.state().players[1].position,
+            },
+        );
+        assert!(stay.is_empty());
+    }
+
+    /// A move that ends elsewhere is not the expected one.
+    #[test]
+    fn a_move_to_another_place_is_not_the_expected_one() {
+        let (cfg, mut d, _) = human_and_ai();
+        let to = PlayerPos::new(4.5, 2.0, 3.5);
+        d.expect(expected_diffs(
+            &cfg,
+            d.state(),
+            PlayerId(1),
+            AiEffect::Move { to },
+        ));
+        d.observe(PlayerId(1), &at([5.5, 2.0, 3.5])).unwrap();
+        assert_eq!(d.take_unseen_expected().len(), 1);
     }
 
     #[test]

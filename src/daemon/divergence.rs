@@ -22,9 +22,13 @@
 //!
 //! **When to compare** ([`SyncScope`]), after each batch of observations:
 //!
-//! - nothing while an AI action runs (its commands may be half shown; the
-//!   reference's rule);
-//! - blocks otherwise, except the cells a queued human place or break targets.
+//! - never what an AI action in flight will still change: the cells, and the
+//!   players' positions and inventories, of the expected diffs not yet seen
+//!   ([`Detector::in_flight`]). The reference compares nothing while an AI
+//!   action runs; with an assistant that acts every step that is almost never,
+//!   so a wrong belief would persist and later actions be planned on it. The
+//!   rest of the world is compared as usual;
+//! - blocks, except the cells a queued human place or break targets.
 //!   This is the 2023 detector's rule and deliberately wider than the current
 //!   reference's (which syncs nothing while a human action is queued): a block a
 //!   human removed without the detector seeing it (dug while walking) must reach
@@ -50,7 +54,7 @@ use crate::sim::inventory::Slot;
 use crate::sim::state::EnvState;
 
 /// How far an AI position may differ before it is overwritten (the reference's).
-pub const POSITION_TOLERANCE: f64 = 1e-4;
+pub use super::detect::POSITION_TOLERANCE;
 
 /// One way in which the simulator and Minecraft differ.
 #[derive(Clone, Debug, PartialEq)]
@@ -161,41 +165,35 @@ impl Report {
 /// What may be synced now (see "When to compare" in the module docs).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct SyncScope {
-    /// Compare blocks (false while an AI action runs).
+    /// Compare blocks.
     pub blocks: bool,
-    /// Cells a queued human place or break targets: their change is on its way as
-    /// an action, so they are left alone.
+    /// Cells left alone: a queued human place or break targets them (their change
+    /// is on its way as an action), or an AI action in flight will change them.
     pub skip_cells: Vec<CellIndex>,
-    /// Compare inventories and positions (only when no human action is queued and
-    /// no AI action runs, the reference's rule).
+    /// Compare inventories and positions (only when no human action is queued,
+    /// the reference's rule).
     pub inventories_and_positions: bool,
+    /// Players whose inventory and position are left alone: an AI action in
+    /// flight will still change them.
+    pub skip_players: Vec<PlayerId>,
 }
 
 impl SyncScope {
-    /// The scope the detector's queues allow, given whether an AI action is running.
-    /// Logs the reference's warning when an AI action holds the sync back.
-    pub fn new(detector: &Detector, ai_action_running: bool) -> Self {
+    /// The scope the detector's queues and the AI actions in flight allow.
+    pub fn new(detector: &Detector) -> Self {
         let queued = detector.any_queued();
-        if ai_action_running {
-            if !queued {
-                // The reference warns here every time; with inference slower than
-                // the step period that is every step, so it is a debug line and
-                // the daemon counts these steps instead.
-                log::debug!(
-                    "AI actions are still running; environment and Malmo may be out of sync"
-                );
-            }
-            return Self::default();
-        }
-        let skip_cells = (0..detector.config().num_players())
-            .flat_map(|p| detector.queued(PlayerId(p)))
-            .filter(|a| matches!(a.kind, ActionType::PlaceBlock | ActionType::BreakBlock))
-            .map(|a| a.location)
-            .collect();
+        let (mut skip_cells, skip_players) = detector.in_flight();
+        skip_cells.extend(
+            (0..detector.config().num_players())
+                .flat_map(|p| detector.queued(PlayerId(p)))
+                .filter(|a| matches!(a.kind, ActionType::PlaceBlock | ActionType::BreakBlock))
+                .map(|a| a.location),
+        );
         Self {
             blocks: true,
             skip_cells,
             inventories_and_positions: !queued,
+            skip_players,
         }
     }
 
@@ -205,7 +203,14 @@ impl SyncScope {
             blocks: true,
             skip_cells: Vec::new(),
             inventories_and_positions: true,
+            skip_players: Vec::new(),
         }
+    }
+
+    /// Whether this scope leaves out something it would compare with no AI
+    /// action in flight.
+    pub fn narrowed(&self) -> bool {
+        !self.skip_players.is_empty() || !self.skip_cells.is_empty()
     }
 }
 
@@ -274,8 +279,12 @@ pub fn compare(
     if !scope.inventories_and_positions {
         return report;
     }
+    let compared = |p: usize| !scope.skip_players.contains(&PlayerId(p));
     if !config.abilities.inf_blocks {
         for (p, (inventory, view)) in state.inventories.iter().zip(&minecraft.players).enumerate() {
+            if !compared(p) {
+                continue;
+            }
             for (slot, (&sim, &mc)) in inventory.slots().iter().zip(&view.inventory).enumerate() {
                 if !equal_slots(sim, mc) {
                     report.divergences.push(Divergence::Inventory {
@@ -300,6 +309,9 @@ pub fn compare(
         .zip(&minecraft.players)
         .enumerate()
     {
+        if !compared(p) {
+            continue;
+        }
         let mc = view.position;
         let player = PlayerId(p);
         if config.players[p].is_human {
@@ -657,6 +669,7 @@ mod tests {
             blocks: true,
             skip_cells: vec![cfg.world_size.index(a)],
             inventories_and_positions: false,
+            skip_players: Vec::new(),
         };
         let report = compare(&cfg, &goal, &state, &malmo, &scope);
         assert_eq!(
@@ -667,6 +680,42 @@ mod tests {
             }]
         );
         assert!(compare(&cfg, &goal, &state, &malmo, &SyncScope::default()).is_empty());
+    }
+
+    /// While an AI action is in flight, its cell and player are left alone
+    /// and everything else is still compared.
+    #[test]
+    fn syncs_leave_out_only_what_ai_actions_in_flight_change() {
+        use crate::daemon::detect::{AiEffect, Detector, DetectorConfig, expected_diffs};
+        let cfg = config(true);
+        let (goal, state, _) = world(&cfg);
+        let dcfg = DetectorConfig::from_config(&cfg);
+        let mut detector =
+            Detector::new(dcfg.clone(), state.blocks.clone(), &state.player_positions);
+        let placing = Cell::new(1, 2, 1);
+        let effect = AiEffect::Place {
+            cell: placing,
+            block: BlockId(3),
+        };
+        detector.expect(expected_diffs(&dcfg, detector.state(), PlayerId(1), effect));
+        let scope = SyncScope::new(&detector);
+        assert!(scope.narrowed());
+        assert_eq!(scope.skip_cells, vec![cfg.world_size.index(placing)]);
+        // The simulator has the AI's place already; Minecraft does not yet, and
+        // shows a block elsewhere that nobody reported.
+        let mut sim = state.clone();
+        sim.blocks.set(placing, BlockId(3));
+        let mut malmo = detector.state().clone();
+        let stray = Cell::new(2, 2, 2);
+        malmo.blocks.set(stray, BlockId(4));
+        let report = compare(&cfg, &goal, &sim, &malmo, &scope);
+        assert_eq!(
+            report.repairs,
+            vec![Repair::SetBlock {
+                cell: stray,
+                block: BlockId(4)
+            }]
+        );
     }
 
     #[test]

@@ -2,16 +2,20 @@
 //! choosing actions, carried out as a [`ScriptedHuman`]'s in-game edits and moves
 //! so that the daemon must detect them from observations like a person's.
 //!
-//! The driver sees the world through the daemon's simulator after each step
-//! ([`StepView`]), which mirrors what Minecraft shows; it acts once per step, on
-//! the step's result, the way a person reacts to what just happened. A player can
+//! The driver decides on the daemon's simulator after each step ([`StepView`]),
+//! which mirrors what Minecraft shows; it acts once per step, on the step's
+//! result, the way a person reacts to what just happened. It carries the choice
+//! out in Minecraft's world as a person sees it: moves go from the player's
+//! position there, a place into a cell Minecraft shows taken is given up, and
+//! places and breaks take the ticks of a person's aim and dig
+//! ([`ScriptedHuman::place_block`], [`ScriptedHuman::break_block`]). A player can
 //! also be driven from a recording's actions instead ([`HumanScript::Replay`]).
 
 use std::collections::VecDeque;
 
 use log::{debug, warn};
 use malmo_bridge::block::Block;
-use malmo_bridge::emulator::{HumanError, ScriptedHuman, WorldHandle};
+use malmo_bridge::emulator::{Button, HumanError, ScriptedHuman, WorldHandle};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -35,6 +39,10 @@ pub struct DriverReport {
     pub acted: u64,
     /// Actions Minecraft refused (a cell taken, a protected cell, ...).
     pub refused: u64,
+    /// Blocks placed in Minecraft (counted in `acted` too).
+    pub placed: u64,
+    /// Blocks broken in Minecraft (counted in `acted` too).
+    pub broke: u64,
 }
 
 /// Starts driving player `player` (named `name` in the mission). The task ends
@@ -54,6 +62,12 @@ pub fn spawn(
             let view = steps.borrow_and_update().clone();
             if view.closing {
                 break;
+            }
+            if view.queued.get(player).is_some_and(|&q| q > 0) {
+                // What they did last has not reached the simulator yet: a
+                // person reacts to a result that includes their own action,
+                // and an episode's last step must not leave actions behind.
+                continue;
             }
             let action = match &mut script {
                 HumanScript::Agent(agent) => {
@@ -81,8 +95,15 @@ pub fn spawn(
                 // Deciding took long enough for the episode to end meanwhile.
                 break;
             }
-            match carry_out(&human, &world, &name, &view, player, action).await {
-                Ok(true) => report.acted += 1,
+            match carry_out(&human, &world, &name, &view, &steps, action).await {
+                Ok(true) => {
+                    report.acted += 1;
+                    match action.kind {
+                        ActionType::PlaceBlock => report.placed += 1,
+                        ActionType::BreakBlock => report.broke += 1,
+                        _ => {}
+                    }
+                }
                 Ok(false) => {}
                 Err(HumanError::WorldGone) => break,
                 Err(e) => {
@@ -106,19 +127,31 @@ async fn carry_out(
     world: &WorldHandle,
     name: &str,
     view: &StepView,
-    player: usize,
+    steps: &watch::Receiver<StepView>,
     action: Action,
 ) -> Result<bool, HumanError> {
+    // Aiming takes ticks; a click after the episode started closing would
+    // change Minecraft after its final sync.
+    let closing = || steps.borrow().closing;
     let size = view.env.size();
+    let snapshot = async {
+        world
+            .player(name)
+            .await
+            .map_err(|_| HumanError::WorldGone)?
+            .ok_or_else(|| HumanError::NoSuchPlayer(name.to_owned()))
+    };
     match action.kind {
         ActionType::PlaceBlock => {
             let cell = size.cell(action.location);
+            let at = [cell.x, cell.y, cell.z];
+            // A person sees Minecraft, which can differ from the simulator's
+            // view the agent decided on (a change not yet detected).
+            if world.block(at).await.map_err(|_| HumanError::WorldGone)? != "air" {
+                return Err(HumanError::CellTaken(at));
+            }
             let wanted = Block::from_mbag_id(action.block.0).map(|b| b.name());
-            let snapshot = world
-                .player(name)
-                .await
-                .map_err(|_| HumanError::WorldGone)?
-                .ok_or_else(|| HumanError::NoSuchPlayer(name.to_owned()))?;
+            let snapshot = snapshot.await?;
             let Some(slot) = snapshot.inventory[..9]
                 .iter()
                 .position(|s| !s.is_empty() && Some(s.item_name()) == wanted)
@@ -127,20 +160,36 @@ async fn carry_out(
                 return Ok(false);
             };
             human.select_hotbar(slot).await?;
-            human.place_block([cell.x, cell.y, cell.z]).await?;
+            human.aim_at(at, Button::Use).await?;
+            if closing() {
+                return Ok(false);
+            }
+            human.place_aimed(at).await?;
         }
         ActionType::BreakBlock => {
             let cell = size.cell(action.location);
-            human.break_block([cell.x, cell.y, cell.z]).await?;
+            let at = [cell.x, cell.y, cell.z];
+            if world.block(at).await.map_err(|_| HumanError::WorldGone)? == "air" {
+                return Err(HumanError::Unbreakable {
+                    cell: at,
+                    block: "air",
+                });
+            }
+            human.aim_at(at, Button::Attack).await?;
+            if closing() {
+                return Ok(false);
+            }
+            human.dig_aimed(at).await?;
         }
         ActionType::Noop | ActionType::GiveBlock => return Ok(false),
         _ => {
             let Some(delta) = move_delta(action.kind) else {
                 return Ok(false);
             };
-            let pos = view.env.state().player_positions[player];
+            // From where Minecraft has the player, not the simulator.
+            let pos = snapshot.await?.pos;
             human
-                .move_to([pos.x + delta[0], pos.y + delta[1], pos.z + delta[2]])
+                .move_to([pos[0] + delta[0], pos[1] + delta[1], pos[2] + delta[2]])
                 .await?;
         }
     }

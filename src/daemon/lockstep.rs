@@ -11,8 +11,8 @@
 //! 3. waits until a human acts or the step period has passed since the previous
 //!    step ended, reading every observation as it arrives;
 //! 4. compares the simulator with Minecraft and repairs what differs
-//!    ([`divergence`]; only while no AI action runs), and records the step, its
-//!    repairs included.
+//!    ([`divergence`]; leaving out what AI actions in flight still change), and
+//!    records the step, its repairs included.
 //!
 //! Observations are read during every phase, including while agents think, so
 //! inference never holds up the sockets; agents run on their own threads
@@ -91,6 +91,9 @@ pub struct StepView {
     pub steps: u64,
     /// The simulator after the step.
     pub env: Arc<Env>,
+    /// Per player, the detected actions that no step has taken yet: a person
+    /// who reacts to the step's result waits for their own.
+    pub queued: Vec<usize>,
     /// The episode is ending: an emulated person stops acting, so that the final
     /// sync sees Minecraft at rest.
     pub closing: bool,
@@ -170,8 +173,11 @@ pub struct LoopStats {
     /// Human actions dropped because the player's queue was full
     /// ([`MAX_QUEUED_ACTIONS`](super::detect::MAX_QUEUED_ACTIONS)).
     pub human_actions_dropped: u64,
-    /// Steps whose sync was skipped because an AI action was still running.
-    pub syncs_skipped: u64,
+    /// Expected effects of AI actions that Minecraft never showed.
+    pub unseen_expected: u64,
+    /// Steps whose sync left out cells or players that AI actions in flight
+    /// were still changing.
+    pub syncs_scoped: u64,
 }
 
 /// A detector at the env's state that reads the patched mod's events by the
@@ -276,6 +282,7 @@ impl Lockstep {
         let (progress, view) = watch::channel(StepView {
             steps: 0,
             env: Arc::new(env.clone()),
+            queued: vec![0; n],
             closing: false,
         });
         (
@@ -382,6 +389,13 @@ impl Lockstep {
                 return Ok(EndReason::Truncated);
             }
             let step_end = Instant::now() + self.settings.step_period;
+            self.wait_for_ai_actions().await?;
+            if self.settings.max_steps == Some(self.steps + 1) {
+                // The last step: a person's edit after its decision would have
+                // no step to become an action in, so people stop first and
+                // what they did is read before it.
+                self.let_persons_finish().await?;
+            }
             let actions = self.decide().await?;
             let decided = Instant::now();
             let before = self.env.state().inventories.clone();
@@ -398,7 +412,7 @@ impl Lockstep {
                 self.sync(SyncScope::everything())?
             } else {
                 self.wait(step_end).await?;
-                let scope = SyncScope::new(&self.detector, self.running_ai > 0);
+                let scope = SyncScope::new(&self.detector);
                 self.sync(scope)?
             };
             self.record(&actions, &outcome, sync, !last).await?;
@@ -422,25 +436,69 @@ impl Lockstep {
         }
     }
 
-    /// Before the last step is recorded: lets the AI actions in flight finish
-    /// and Minecraft's observations catch up (bounded), so the final sync leaves
-    /// the simulator, the recording and Minecraft showing the same world.
-    async fn settle_at_end(&mut self) -> Result<(), LockstepError> {
-        self.progress.send_modify(|v| v.closing = true);
+    /// Waits until the AI actions of earlier steps have run and their grace has
+    /// passed. An agent decides on the simulator, and its click is aimed and
+    /// its effects predicted from Minecraft as the queued commands will leave
+    /// it; a person can change that world until the click, so the queue must
+    /// not grow: with steps shorter than an AI action's commands (a person
+    /// acting every tick ends each step early) it did, by seconds, and people's
+    /// edits in between sent clicks to other cells.
+    async fn wait_for_ai_actions(&mut self) -> Result<(), LockstepError> {
+        self.read_while(|l| l.running_ai > 0, "AI actions are still running")
+            .await
+    }
+
+    /// Reads observations and reports while `busy` holds, at most
+    /// [`END_SETTLE_LIMIT`] (then warns with `what` and goes on).
+    async fn read_while(
+        &mut self,
+        busy: fn(&Self) -> bool,
+        what: &str,
+    ) -> Result<(), LockstepError> {
         let limit = tokio::time::sleep(END_SETTLE_LIMIT);
         tokio::pin!(limit);
-        while self.running_ai > 0 {
+        while busy(self) {
             tokio::select! {
                 event = self.events.recv() => self.handle_event(event)?,
                 report = self.reports.recv() => self.handle_report(report)?,
                 _ = &mut limit => {
-                    warn!("AI actions still running at the end of the episode");
+                    warn!("{what} after {END_SETTLE_LIMIT:?}; going on");
                     break;
                 }
                 _ = self.stop.changed() => return Err(LockstepError::Interrupted),
             }
         }
+        Ok(())
+    }
+
+    /// Before the last step is recorded: lets the AI actions in flight finish
+    /// and Minecraft's observations catch up (bounded), so the final sync leaves
+    /// the simulator, the recording and Minecraft showing the same world.
+    async fn settle_at_end(&mut self) -> Result<(), LockstepError> {
+        self.wait_for_ai_actions().await?;
+        self.let_persons_finish().await
+    }
+
+    /// Tells emulated persons the episode is closing (they start nothing new),
+    /// then waits until every person has let go of their buttons and
+    /// Minecraft's observations have settled. A person holding a button may be
+    /// mid-dig (or a tick after a place); their change must reach the detector
+    /// as an action, not the final sync as a repair.
+    async fn let_persons_finish(&mut self) -> Result<(), LockstepError> {
+        self.progress.send_modify(|v| v.closing = true);
+        self.read_while(
+            Self::any_human_button_held,
+            "a person still holds a button at the end of the episode",
+        )
+        .await?;
         self.read_for(self.settings.settle).await
+    }
+
+    fn any_human_button_held(&self) -> bool {
+        let players = &self.detector.state().players;
+        self.controllers.iter().zip(players).any(|(c, view)| {
+            matches!(c, Controller::Minecraft) && (view.is_breaking || view.is_placing)
+        })
     }
 
     /// The set-up commands (§5.1), then a settling pause before detection. With
@@ -753,9 +811,8 @@ impl Lockstep {
     /// edits made.
     fn sync(&mut self, scope: SyncScope) -> Result<SyncEdits, LockstepError> {
         let mut edits = SyncEdits::default();
-        if scope == SyncScope::default() {
-            self.stats.syncs_skipped += 1;
-            return Ok(edits);
+        if self.running_ai > 0 && scope.narrowed() {
+            self.stats.syncs_scoped += 1;
         }
         let report = divergence::compare(
             self.env.config(),
@@ -841,6 +898,9 @@ impl Lockstep {
         let _ = self.progress.send(StepView {
             steps: self.steps,
             env: Arc::new(self.env.clone()),
+            queued: (0..self.env.num_players())
+                .map(|p| self.detector.queued(PlayerId(p)).count())
+                .collect(),
             closing: false,
         });
         Ok(())
@@ -928,6 +988,7 @@ impl Lockstep {
                 }
                 if self.running_ai == 0 {
                     for diff in self.detector.take_unseen_expected() {
+                        self.stats.unseen_expected += 1;
                         warn!("player {player}'s action: expected {diff:?} in Minecraft, not seen");
                     }
                 }

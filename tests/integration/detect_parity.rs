@@ -185,7 +185,7 @@ fn replay(episode: &str) -> Outcome {
         true
     };
     let sync = |env: &mut Env, detector: &mut Detector| {
-        let scope = divergence::SyncScope::new(detector, false);
+        let scope = divergence::SyncScope::new(detector);
         let report = divergence::compare(&config, &goal, env.state(), detector.state(), &scope);
         let mut state = env.state().clone();
         divergence::apply(&mut state, &report.repairs);

@@ -5,6 +5,8 @@
 mod detect_parity;
 // The daemon end to end in play, record and watch against the emulator.
 mod daemon_modes;
+// Emulated play in exact lockstep: no divergence, every person's edit an action.
+mod daemon_lockstep;
 // Faults during a daemon episode: clear errors, readable recordings, no hangs.
 mod daemon_faults;
 // Strangers on the daemon's listeners: refused, survived, never recorded.
