@@ -23,6 +23,7 @@ use std::fmt;
 use crate::sim::action::Action;
 use crate::sim::obs::Observation;
 
+pub mod defaults;
 pub mod distribution;
 pub mod hardcoded;
 pub mod heuristic;

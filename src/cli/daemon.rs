@@ -13,6 +13,7 @@ use malmo_bridge::mod_patch::ModFlavour;
 use serde_json::json;
 use tokio::sync::watch;
 
+use crate::agents::defaults;
 use crate::agents::spec::{AgentSpec, StandardAgents};
 use crate::daemon::episode::{
     EmulatedPerson, EpisodeHooks, EpisodeSettings, Minecraft, Mode, Seat, run_episode,
@@ -43,7 +44,7 @@ Examples:
   mbag play --client 127.0.0.1:10000 --client 127.0.0.1:10001 \\
       --assistant 'az:../shared/models/az_test_assistant.json?sims=20'
   mbag record --session alone --client 127.0.0.1:10000
-  mbag watch --human bc:../shared/models/az_test_human.json --assistant none --emulated";
+  mbag watch --human bc:models/human.json --assistant none --emulated";
 
 /// What `play`, `record` and `watch` share.
 #[derive(Debug, Args)]
@@ -144,14 +145,14 @@ pub struct PlayArgs {
     #[arg(
         long,
         value_name = "SPEC",
-        default_value = "az:../shared/models/az_test_assistant.json?sims=20"
+        default_value = defaults::ASSISTANT
     )]
     pub assistant: AgentSpec,
     /// How the emulator plays the person (emulated Minecraft only).
     #[arg(
         long,
         value_name = "SPEC",
-        default_value = "bc:../shared/models/az_test_human.json"
+        default_value = defaults::HUMAN
     )]
     pub emulated_human: AgentSpec,
     #[command(flatten)]
@@ -179,12 +180,12 @@ pub struct RecordArgs {
     #[arg(
         long,
         value_name = "SPEC",
-        default_value = "az:../shared/models/az_test_assistant.json?sims=20"
+        default_value = defaults::ASSISTANT
     )]
     pub assistant: AgentSpec,
     /// How the emulator plays the person (emulated Minecraft only) [default: the
-    /// shared BC human model for the session's world: bc_human_tutorial for the
-    /// tutorial, az_test_human otherwise].
+    /// BC human model for the session's world: the shared bc_human_tutorial for
+    /// the tutorial, the shipped models/human.json otherwise].
     #[arg(long, value_name = "SPEC")]
     pub emulated_human: Option<AgentSpec>,
     #[command(flatten)]
@@ -198,14 +199,14 @@ pub struct WatchArgs {
     #[arg(
         long,
         value_name = "SPEC",
-        default_value = "bc:../shared/models/az_test_human.json"
+        default_value = defaults::HUMAN
     )]
     pub human: AgentSpec,
     /// The assistant (player 1), or none.
     #[arg(
         long,
         value_name = "SPEC",
-        default_value = "az:../shared/models/az_test_assistant.json?sims=20"
+        default_value = defaults::ASSISTANT
     )]
     pub assistant: AgentSpec,
     #[command(flatten)]
@@ -266,10 +267,8 @@ pub fn play(args: PlayArgs) -> anyhow::Result<u8> {
 pub fn record(args: RecordArgs) -> anyhow::Result<u8> {
     let emulated_human = match args.emulated_human {
         Some(spec) => spec,
-        None if args.session == SessionKind::Tutorial => {
-            "bc:../shared/models/bc_human_tutorial.json".parse()?
-        }
-        None => "bc:../shared/models/az_test_human.json".parse()?,
+        None if args.session == SessionKind::Tutorial => defaults::TUTORIAL_HUMAN.parse()?,
+        None => defaults::HUMAN.parse()?,
     };
     let mut seats = vec![SeatPlan {
         name: "human",

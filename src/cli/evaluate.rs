@@ -99,8 +99,9 @@ Examples:
   mbag evaluate --human heuristic:lowest_block --assistant none --goals basic \\
       --world-size 6x6x6 --horizon 200 --episodes 2 --per-episode")]
 pub struct EvaluateArgs {
-    /// Who plays the human (player 0).
-    #[arg(long, value_name = "SPEC")]
+    /// Who plays the human (player 0) [default: the shipped human model,
+    /// bc:models/human.json].
+    #[arg(long, value_name = "SPEC", default_value = crate::agents::defaults::HUMAN, hide_default_value = true)]
     pub human: AgentSpec,
     /// Who plays the assistant (player 1), or `none`.
     #[arg(long, value_name = "SPEC")]

@@ -1,0 +1,17 @@
+//! The agents mbag plays when none is named: `play`'s emulated person and
+//! assistant, `record`'s and `watch`'s seats, and `evaluate`'s human. Paths are
+//! relative to the checkout (run from its root, as `scripts/run` does);
+//! `models/README.md` says how each model was made and how it evaluates.
+
+/// The shipped human model: behaviour cloning on the 18 study episodes
+/// (`runs/human_cpu/all`, held-out cross-entropy about 2.0 by episode).
+pub const HUMAN: &str = "bc:models/human.json";
+
+/// The assistant: still the reference's test checkpoint, because no assistant
+/// trained here helps yet (`models/README.md`); `models/assistant.json` takes
+/// its place once one does.
+pub const ASSISTANT: &str = "az:../shared/models/az_test_assistant.json?sims=20";
+
+/// The person in the 6x6x6 tutorial, whose world the shipped human model was
+/// not built for.
+pub const TUTORIAL_HUMAN: &str = "bc:../shared/models/bc_human_tutorial.json";
