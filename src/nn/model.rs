@@ -888,24 +888,35 @@ fn goal_action_prior(world: &Tensor, weights: &Tensor) -> Tensor {
         .logical_and(&current.ne(0))
         .to_kind(Kind::Float)
         .unsqueeze(1);
-    let size = world.size();
-    let mut pieces = Vec::with_capacity(5);
+    prior_grid(place * weights.get(0), wrong * weights.get(1))
+}
+
+/// The `(B, 28, X, Y, Z)` action grid that is `place` (`(B, 9, ..)`, the
+/// non-air blocks) on the place channels, `brk` (`(B, 1, ..)`) on the break
+/// channel and zero elsewhere.
+fn prior_grid(place: Tensor, brk: Tensor) -> Tensor {
+    let size = brk.size();
+    let device = brk.device();
     let zeros = |c: usize| {
         Tensor::zeros(
             [size[0], c as i64, size[2], size[3], size[4]],
-            (Kind::Float, world.device()),
+            (Kind::Float, device),
         )
     };
     let place_at = channels_of(ActionType::PlaceBlock);
     let break_at = channels_of(ActionType::BreakBlock);
     debug_assert!(place_at.end <= break_at.start);
     // Channel order: [.. place (air first) .. break ..].
-    pieces.push(zeros(place_at.start + 1));
-    pieces.push(place * weights.get(0));
-    pieces.push(zeros(break_at.start - place_at.end));
-    pieces.push(wrong * weights.get(1));
-    pieces.push(zeros(NUM_CHANNELS - break_at.end));
-    Tensor::cat(&pieces, 1)
+    Tensor::cat(
+        &[
+            zeros(place_at.start + 1),
+            place,
+            zeros(break_at.start - place_at.end),
+            brk,
+            zeros(NUM_CHANNELS - break_at.end),
+        ],
+        1,
+    )
 }
 
 /// The variable of `use_predicted_goal_action_prior`, which a warm start from a
@@ -933,25 +944,7 @@ fn predicted_goal_action_prior(world: &Tensor, goal_logits: &Tensor, weights: &T
         * &empty;
     let p_current = log_p.gather(1, &current.unsqueeze(1), false).exp();
     let wrong = (-p_current).log1p().clamp_min(PRIOR_LOG_FLOOR) * &solid;
-    let size = world.size();
-    let zeros = |c: usize| {
-        Tensor::zeros(
-            [size[0], c as i64, size[2], size[3], size[4]],
-            (Kind::Float, world.device()),
-        )
-    };
-    let place_at = channels_of(ActionType::PlaceBlock);
-    let break_at = channels_of(ActionType::BreakBlock);
-    Tensor::cat(
-        &[
-            zeros(place_at.start + 1),
-            place * weights.get(0),
-            zeros(break_at.start - place_at.end),
-            wrong * weights.get(1),
-            zeros(NUM_CHANNELS - break_at.end),
-        ],
-        1,
-    )
+    prior_grid(place * weights.get(0), wrong * weights.get(1))
 }
 
 /// `(B, X, Y, Z, 3)`: each voxel's offset from the centre of the cells marked
