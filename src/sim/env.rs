@@ -594,7 +594,11 @@ impl Env {
         self.state = state;
     }
 
-    fn start_positions(&self, blocks: &Blocks, rng: &mut impl rand::Rng) -> Vec<PlayerPos> {
+    /// Where every player starts in `blocks`: drawn at random where a player
+    /// fits (two free cells, no overlap) when the config asks for random start
+    /// locations, else the reference's fixed row. Also lets corpora that build
+    /// worlds directly put the players somewhere plausible.
+    pub fn start_positions(&self, blocks: &Blocks, rng: &mut impl rand::Rng) -> Vec<PlayerPos> {
         let size = self.size;
         if !self.config.random_start_locations {
             return (0..self.num_players())

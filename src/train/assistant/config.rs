@@ -181,6 +181,22 @@ pub struct TrainingSettings {
     /// network learns from the human model building alone (pretraining; set
     /// the policy and value weights to 0).
     pub assistant: AssistantPlays,
+    /// Where samples come from: `self_play` (episodes with the human model) or
+    /// `partial_builds` (every sample a fresh goal, part built; goal head only,
+    /// see [`super::partial_builds`]).
+    pub corpus: Corpus,
+}
+
+/// Where a run's samples come from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Corpus {
+    /// Episodes of the human model and the assistant (`training.assistant`).
+    #[default]
+    SelfPlay,
+    /// Partial builds of generated goals, `num_envs * rollout_len` per
+    /// iteration: the goal head's pretraining corpus without a human model.
+    PartialBuilds,
 }
 
 impl Default for TrainingSettings {
@@ -201,6 +217,7 @@ impl Default for TrainingSettings {
             threads: 0,
             seed: 0,
             assistant: AssistantPlays::Search,
+            corpus: Corpus::SelfPlay,
         }
     }
 }
@@ -367,6 +384,18 @@ impl AssistantTrainConfig {
             );
         }
         self.loss.prev_goal_kl.check("prev_goal_kl")?;
+        if t.corpus == Corpus::PartialBuilds {
+            let l = &self.loss;
+            if l.policy != 0.0
+                || l.value != 0.0
+                || l.other_action != 0.0
+                || l.prev_goal_kl != Schedule::Constant(0.0)
+            {
+                return Err("training.corpus partial_builds has only goal targets: \
+                     loss.policy, value, other_action and prev_goal_kl must be 0"
+                    .into());
+            }
+        }
         if let Some(v) = &self.validation {
             v.goal_config()?;
             if v.episodes == 0 || v.steps == 0 || v.every == 0 || v.baseline_goals == 0 {

@@ -33,7 +33,19 @@ pub struct GoalScores {
     pub cross_entropy: f64,
     /// Share of voxels whose most likely block is the goal's.
     pub accuracy: f64,
+    /// Per observation, the air cells where the head gives one block more than
+    /// [`CONFIDENT`]: where placing it has positive expected reward with
+    /// `place_wrong` -1 (a correct block +1; a wrong one -2 where the goal is
+    /// air, -1 where it is another block). An assistant can only help there.
+    pub confident_places: f64,
+    /// Share of those cells whose goal is that block (NaN if there are none):
+    /// above 2/3 such places gain on average.
+    pub confident_precision: f64,
 }
+
+/// The probability above which placing a predicted block pays (see
+/// [`GoalScores::confident_places`]).
+pub const CONFIDENT: f64 = 2.0 / 3.0;
 
 /// The held-out episodes and the baseline's block shares.
 #[derive(Debug)]
@@ -115,6 +127,9 @@ impl HeldOutGoals {
         GoalScores {
             cross_entropy: ce / voxels.max(1) as f64,
             accuracy: right as f64 / voxels.max(1) as f64,
+            // No block's share reaches 2/3 of a goal's cells but air's.
+            confident_places: 0.0,
+            confident_precision: f64::NAN,
         }
     }
 
@@ -142,6 +157,7 @@ impl HeldOutGoals {
         let _no_grad = tch::no_grad_guard();
         let device = model.device();
         let (mut ce, mut right, mut voxels) = (0.0, 0.0, 0.0);
+        let (mut confident, mut confident_right, mut scored) = (0.0, 0.0, 0.0f64);
         for group in self.fragments.chunks(FRAGMENTS_PER_PASS) {
             let mut state = model.initial_state(group.len());
             let steps = group.iter().map(|f| f.samples.len()).max().unwrap_or(0);
@@ -186,6 +202,30 @@ impl HeldOutGoals {
                         .sum(Kind::Float)
                         .double_value(&[])
                 };
+                // The most likely non-air block in every cell that is air now.
+                let current: Vec<i64> = batch
+                    .iter()
+                    .flat_map(|s| {
+                        s.observation.world[..s.goal.len()]
+                            .iter()
+                            .map(|&b| i64::from(b))
+                    })
+                    .collect();
+                let is_air = Tensor::from_slice(&current)
+                    .reshape([shape[0], shape[2], shape[3], shape[4]])
+                    .to_device(device)
+                    .eq(0);
+                let (best_p, best) = logits
+                    .softmax(1, Kind::Float)
+                    .narrow(1, 1, shape[1] - 1)
+                    .max_dim(1, false);
+                let places = best_p.gt(CONFIDENT).logical_and(&is_air);
+                let places_right = places
+                    .logical_and(&(best + 1).eq_tensor(&target))
+                    .to_kind(Kind::Float);
+                confident += per_sample(places.to_kind(Kind::Float));
+                confident_right += per_sample(places_right);
+                scored += f64::from(live.iter().sum::<f32>());
                 ce += per_sample(per_voxel);
                 right += per_sample(hits);
                 voxels += f64::from(live.iter().sum::<f32>()) * cells;
@@ -195,6 +235,12 @@ impl HeldOutGoals {
         Ok(GoalScores {
             cross_entropy: ce / voxels.max(1.0),
             accuracy: right / voxels.max(1.0),
+            confident_places: confident / scored.max(1.0),
+            confident_precision: if confident > 0.0 {
+                confident_right / confident
+            } else {
+                f64::NAN
+            },
         })
     }
 }

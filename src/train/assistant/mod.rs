@@ -4,7 +4,8 @@
 //!
 //! # Brief overview
 //! - [`config`]: the JSON config (`configs/train/assistant_*.json`).
-//! - [`selfplay`]: many environments played in parallel, producing samples.
+//! - [`selfplay`]: many environments played in parallel, producing samples;
+//!   [`partial_builds`]: the goal corpus built without a human model.
 //! - [`replay`]: samples, fragments and the replay buffer; [`replay_file`]:
 //!   the buffer saved with each checkpoint.
 //! - [`trainer`]: the loop (collect, replay, SGD, log, checkpoint, resume).
@@ -15,6 +16,7 @@ pub mod batch;
 pub mod config;
 pub mod goal_eval;
 pub mod loss;
+pub mod partial_builds;
 pub mod replay;
 pub mod replay_file;
 pub mod selfplay;

@@ -21,9 +21,10 @@ use tch::{Device, Tensor};
 
 use super::AssistantError;
 use super::batch::{cat_targets, inputs_and_targets};
-use super::config::ResolvedConfig;
+use super::config::{Corpus, ResolvedConfig};
 use super::goal_eval::HeldOutGoals;
 use super::loss::{Coefficients, LossTerms, Predictions, assistant_loss};
+use super::partial_builds::PartialBuilds;
 use super::replay::{Fragment, ReplayBuffer, Sample};
 use super::replay_file::{REPLAY_FILE, ReplayShape, read_replay, write_replay};
 use super::selfplay::{Collection, SelfPlay, SelfPlaySettings};
@@ -205,6 +206,24 @@ pub fn train(
     };
     let keep_goal_logits = config.file.loss.prev_goal_kl != super::config::Schedule::Constant(0.0);
     // A resumed run plays new episodes, not the first run's again.
+    let seed = t.seed.wrapping_add(start.wrapping_mul(0x9e37_79b9));
+    let mut partial_builds = match t.corpus {
+        Corpus::SelfPlay => None,
+        Corpus::PartialBuilds => {
+            if !model.initial_state(1).is_empty() {
+                return Err(AssistantError::Config {
+                    path: "training.corpus".into(),
+                    message: "partial_builds are single steps; a recurrent network cannot learn from them".into(),
+                });
+            }
+            Some(PartialBuilds::new(
+                &config.env,
+                &config.goals,
+                seed,
+                line_of_sight,
+            )?)
+        }
+    };
     let mut selfplay = SelfPlay::new(
         &SelfPlaySettings {
             env: config.env.clone(),
@@ -213,7 +232,7 @@ pub fn train(
             mcts: config.mcts.clone(),
             num_envs: t.num_envs,
             threads,
-            seed: t.seed.wrapping_add(start.wrapping_mul(0x9e37_79b9)),
+            seed,
             line_of_sight,
             gamma: t.gamma,
             assistant: t.assistant,
@@ -265,7 +284,12 @@ pub fn train(
             let (player, stats) = service.shutdown_into_model()?;
             Ok((collected, stats, player))
         };
-        let (collected, service_stats) = if options.selfplay_precision == Precision::F32 {
+        let (collected, service_stats) = if let Some(builds) = &mut partial_builds {
+            (
+                builds.collect(t.num_envs * t.rollout_len),
+                crate::nn::ServiceStats::default(),
+            )
+        } else if options.selfplay_precision == Precision::F32 {
             let (collected, stats, returned) = play(model)?;
             model = returned;
             (collected, stats)
@@ -337,6 +361,13 @@ pub fn train(
             let baseline = set.baseline();
             metrics.push(("valid/goal_ce".into(), scores.cross_entropy));
             metrics.push(("valid/goal_accuracy".into(), scores.accuracy));
+            metrics.push(("valid/confident_places".into(), scores.confident_places));
+            if scores.confident_precision.is_finite() {
+                metrics.push((
+                    "valid/confident_precision".into(),
+                    scores.confident_precision,
+                ));
+            }
             metrics.push(("valid/frequency_goal_ce".into(), baseline.cross_entropy));
             metrics.push(("valid/frequency_goal_accuracy".into(), baseline.accuracy));
             metrics.push((

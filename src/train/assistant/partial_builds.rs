@@ -1,0 +1,370 @@
+//! A goal corpus that needs no human model: partial builds of generated goals.
+//!
+//! Pretraining on the human model's rollouts (the paper's corpus) sees few
+//! goals: a 1,500-step episode is one house, so 24,000 env steps teach the goal
+//! head about 16 houses, and it memorises them (held-out cross-entropy stops
+//! falling after a few iterations while training goals' keeps falling). Here
+//! every sample is a fresh goal, built part of the way the way people build:
+//! layer by layer from the ground up, each layer grown outward from where it
+//! started, the next layer begun before the last is finished, now and then in no
+//! order at all, with the odd wrong block. The blocks count as the human's
+//! (`last_interacted`), the players stand wherever they fit, and the assistant's
+//! goal-blind observation of that world is the sample, the goal its target.
+//!
+//! Only the goal head learns from it: there is no search, no reward and no
+//! human action (their loss weights must be 0, which the config checks), and a
+//! recurrent network cannot learn from single steps, so it is refused.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Instant;
+
+use rand::rngs::StdRng;
+use rand::seq::{IndexedRandom, SliceRandom};
+use rand::{Rng, SeedableRng};
+
+use super::AssistantError;
+use super::replay::{Fragment, Sample, set_bit};
+use super::selfplay::Collection;
+use crate::eval::run::{ASSISTANT, HUMAN};
+use crate::sim::action::FlatLayout;
+use crate::sim::block::BlockId;
+use crate::sim::block::Blocks;
+use crate::sim::config::{Abilities, Config};
+use crate::sim::coords::{Cell, CellIndex, WorldSize};
+use crate::sim::env::{Env, place_goal};
+use crate::sim::goal::{GoalConfig, GoalGenerator};
+use crate::sim::mask;
+
+/// Samples drawn from each generated goal, at different stages of its build.
+const SAMPLES_PER_GOAL: usize = 2;
+/// The most of a goal a sample has built: a finished house teaches nothing
+/// about inferring the rest.
+const MAX_BUILT: f64 = 0.9;
+/// How often a build ignores the layer order altogether.
+const UNORDERED_BUILDS: f64 = 0.25;
+/// How often a sample carries a few wrong blocks, as people's builds do.
+const MISTAKE_PROBABILITY: f64 = 0.3;
+
+/// The generator of partial builds.
+#[derive(Debug)]
+pub struct PartialBuilds {
+    env: Env,
+    goals: Box<dyn GoalGenerator>,
+    rng: StdRng,
+    layout: FlatLayout,
+    abilities: Abilities,
+    line_of_sight: bool,
+}
+
+impl PartialBuilds {
+    /// Goals from `goals` in worlds of `env` (its player 1 is the assistant
+    /// whose observations are kept), valid-action masks as the network is
+    /// trained with (`line_of_sight`), seeded with `seed`.
+    pub fn new(
+        env: &Config,
+        goals: &GoalConfig,
+        seed: u64,
+        line_of_sight: bool,
+    ) -> Result<Self, AssistantError> {
+        let env = Env::new(env.clone());
+        Ok(Self {
+            layout: *env.layout(),
+            abilities: env.config().abilities,
+            env,
+            goals: goals.build()?,
+            rng: StdRng::seed_from_u64(seed),
+            line_of_sight,
+        })
+    }
+
+    /// `samples` single-step fragments, `SAMPLES_PER_GOAL` per goal.
+    pub fn collect(&mut self, samples: usize) -> Result<Collection, AssistantError> {
+        let started = Instant::now();
+        let mut out = Collection::default();
+        let size = self.env.size();
+        let words = self.layout.len().div_ceil(64);
+        let mut mask_buf = vec![false; self.layout.len()];
+        let mut observation = self.env.new_observation();
+        while out.fragments.len() < samples {
+            // Not `Env::reset`: it keeps the goal when no step was taken since
+            // the last reset, as the reference does, and no step ever is here.
+            let structure = self
+                .goals
+                .generate(self.env.goal_structure_size(), &mut self.rng)?;
+            let inf_blocks = self.abilities.inf_blocks;
+            self.env
+                .reset_with_goal(place_goal(size, &structure, inf_blocks), &mut self.rng);
+            let goal = self.env.goal().clone();
+            let goal_ids: Arc<[u8]> = Arc::from(goal.ids());
+            let start = self.env.state().clone();
+            let order = build_order(&start.blocks, &goal, &mut self.rng);
+            for _ in 0..SAMPLES_PER_GOAL.min(samples - out.fragments.len()) {
+                let fraction = self.rng.random_range(0.0..MAX_BUILT);
+                let built = (fraction * order.len() as f64).round() as usize;
+                let mut state = start.clone();
+                for &i in &order[..built] {
+                    let cell = size.cell(CellIndex(i as u32));
+                    state
+                        .blocks
+                        .set_with_state(cell, goal.get(cell), goal.state(cell));
+                    state.last_interacted[i] = HUMAN as i8;
+                }
+                if self.rng.random_bool(MISTAKE_PROBABILITY) {
+                    add_mistakes(
+                        &mut state.blocks,
+                        &goal,
+                        &mut state.last_interacted,
+                        &mut self.rng,
+                    );
+                }
+                state.player_positions = self.env.start_positions(&state.blocks, &mut self.rng);
+                // The human builds about one block in eight steps: the clock of
+                // a real build this far along.
+                state.timestep = (built * 8) as u64;
+                self.env.set_state(state);
+                self.env.observe(ASSISTANT, &mut observation)?;
+                mask::compute(
+                    &observation,
+                    self.abilities,
+                    &self.layout,
+                    self.line_of_sight,
+                    &mut mask_buf,
+                );
+                let mut valid = vec![0u64; words];
+                for (a, _) in mask_buf.iter().enumerate().filter(|(_, v)| **v) {
+                    set_bit(&mut valid, a);
+                }
+                out.fragments.push(Fragment {
+                    initial_state: None,
+                    samples: vec![Sample {
+                        observation: observation.clone(),
+                        prev_action: 0,
+                        valid,
+                        policy: Vec::new(),
+                        reward: 0.0,
+                        value_target: 0.0,
+                        root_value: 0.0,
+                        goal: Arc::clone(&goal_ids),
+                        played_goal_logits: None,
+                        human_action: 0,
+                        human_policy: Vec::new(),
+                    }],
+                });
+                out.env_steps += 1;
+            }
+        }
+        out.seconds = started.elapsed().as_secs_f64();
+        Ok(out)
+    }
+}
+
+/// The cells where `world` differs from `goal`, in the order a person might
+/// build them (see the module doc).
+fn build_order(world: &Blocks, goal: &Blocks, rng: &mut impl Rng) -> Vec<usize> {
+    let size = world.size();
+    let todo: Vec<usize> = (0..size.num_cells())
+        .filter(|&i| world.ids()[i] != goal.ids()[i])
+        .collect();
+    if rng.random_bool(UNORDERED_BUILDS) {
+        let mut order = todo;
+        order.shuffle(rng);
+        return order;
+    }
+    // Each layer grows outward from a random cell (breadth first over the eight
+    // horizontal neighbours), jumping to a new random cell when it runs out;
+    // a cell's key is its layer plus its rank in the layer times `spread`, so
+    // the next layer starts before this one is done.
+    let spread = rng.random_range(0.6..2.0);
+    let mut keyed: Vec<(f64, usize)> = Vec::with_capacity(todo.len());
+    for y in 0..size.height as i32 {
+        let layer: Vec<Cell> = todo
+            .iter()
+            .map(|&i| size.cell(CellIndex(i as u32)))
+            .filter(|c| c.y == y)
+            .collect();
+        for (rank, cell) in grow(&layer, rng).into_iter().enumerate() {
+            let key = f64::from(y) + spread * rank as f64 / layer.len() as f64;
+            keyed.push((key, size.index(cell).get()));
+        }
+    }
+    keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
+    keyed.into_iter().map(|(_, i)| i).collect()
+}
+
+/// `layer`'s cells in breadth-first order from random starting cells.
+fn grow(layer: &[Cell], rng: &mut impl Rng) -> Vec<Cell> {
+    let mut left: Vec<Cell> = layer.to_vec();
+    left.shuffle(rng);
+    let mut order = Vec::with_capacity(layer.len());
+    let mut queue = VecDeque::new();
+    while let Some(seed) = left.pop() {
+        queue.push_back(seed);
+        while let Some(cell) = queue.pop_front() {
+            order.push(cell);
+            let mut k = 0;
+            while k < left.len() {
+                let c = left[k];
+                if (c.x - cell.x).abs() <= 1 && (c.z - cell.z).abs() <= 1 {
+                    queue.push_back(left.swap_remove(k));
+                } else {
+                    k += 1;
+                }
+            }
+        }
+    }
+    order
+}
+
+/// One to three wrong blocks in air cells next to solid ones.
+fn add_mistakes(world: &mut Blocks, goal: &Blocks, last_interacted: &mut [i8], rng: &mut impl Rng) {
+    let size: WorldSize = world.size();
+    let candidates: Vec<Cell> = size
+        .cells()
+        .filter(|&c| {
+            c.y > 0
+                && world.get(c) == BlockId::AIR
+                && world
+                    .checked_get(Cell::new(c.x, c.y - 1, c.z))
+                    .is_some_and(|b| b != BlockId::AIR)
+        })
+        .collect();
+    for _ in 0..rng.random_range(1..=3) {
+        let Some(&cell) = candidates.choose(rng) else {
+            return;
+        };
+        let wanted = goal.get(cell);
+        let choices: Vec<BlockId> = BlockId::PLACEABLE
+            .into_iter()
+            .filter(|&b| b != wanted)
+            .collect();
+        if let Some(&b) = choices.choose(rng) {
+            world.set(cell, b);
+            last_interacted[size.index(cell).get()] = HUMAN as i8;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn house() -> (Blocks, Blocks) {
+        let size = WorldSize::new(6, 5, 6);
+        let world = Blocks::initial_world(size);
+        let mut goal = world.clone();
+        for x in 1..5 {
+            for z in 1..5 {
+                for y in 2..4 {
+                    if x == 1 || x == 4 || z == 1 || z == 4 {
+                        goal.set(Cell::new(x, y, z), BlockId::PLACEABLE[0]);
+                    }
+                }
+            }
+        }
+        (world, goal)
+    }
+
+    #[test]
+    fn build_order_covers_every_difference_once_lowest_layers_first() {
+        let (world, goal) = house();
+        for seed in 0..20 {
+            let mut rng = StdRng::seed_from_u64(seed);
+            let order = build_order(&world, &goal, &mut rng);
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(sorted.len(), order.len(), "a cell twice");
+            let differing = (0..world.size().num_cells())
+                .filter(|&i| world.ids()[i] != goal.ids()[i])
+                .count();
+            assert_eq!(order.len(), differing);
+        }
+        // Ordered builds put the whole first wall layer's first cell before any
+        // of the second layer's last ones: layers overlap, never reverse.
+        let mut rng = StdRng::seed_from_u64(3);
+        let mut ordered = None;
+        for _ in 0..20 {
+            let order = build_order(&world, &goal, &mut rng);
+            let ys: Vec<i32> = order
+                .iter()
+                .map(|&i| world.size().cell(CellIndex(i as u32)).y)
+                .collect();
+            if ys.windows(2).filter(|w| w[1] < w[0]).count() < ys.len() / 4 {
+                ordered = Some(ys);
+                break;
+            }
+        }
+        let ys = ordered.expect("some build follows the layers");
+        assert_eq!(ys[0], 2, "the lowest layer starts");
+        assert_eq!(*ys.last().unwrap(), 3, "the top layer ends");
+    }
+
+    #[test]
+    fn samples_are_goal_blind_partial_builds_of_their_goal() {
+        let config = crate::train::assistant::config::tests::tiny();
+        // Random goals, so that each generated goal differs from the last.
+        let goals = GoalConfig::from_env("random", &serde_json::json!({})).unwrap();
+        let mut builds = PartialBuilds::new(&config.env, &goals, 9, false).unwrap();
+        let collected = builds.collect(7).unwrap();
+        assert_eq!(collected.fragments.len(), 7);
+        assert_eq!(collected.env_steps, 7);
+        let size = config.env.world_size;
+        let n = size.num_cells();
+        let initial = Blocks::initial_world(size);
+        let mut partly_built = 0;
+        for f in &collected.fragments {
+            assert!(f.initial_state.is_none());
+            let [s] = &f.samples[..] else {
+                panic!("one sample per fragment")
+            };
+            assert_eq!(s.goal.len(), n);
+            let world = &s.observation.world;
+            // Cells off the initial world are the goal's, but for at most
+            // three mistakes, and every one is marked as the human's.
+            let changed: Vec<usize> = (0..n).filter(|&i| world[i] != initial.ids()[i]).collect();
+            let wrong = changed.iter().filter(|&&i| world[i] != s.goal[i]).count();
+            assert!(wrong <= 3, "{wrong} wrong blocks");
+            let last = s
+                .observation
+                .channel(crate::sim::obs::WorldChannel::LastInteracted);
+            assert!(changed.iter().all(|&i| last[i] != 0), "unmarked change");
+            let missing = (0..n).filter(|&i| world[i] != s.goal[i]).count();
+            partly_built += usize::from(!changed.is_empty() && missing > 0);
+            // Something is left to infer.
+            assert!(missing > 0);
+            assert!(s.valid.iter().any(|&w| w != 0), "no valid action");
+        }
+        assert!(partly_built > 0, "every sample empty");
+        // Every pair of samples shares a goal: a new one each time.
+        let goals: std::collections::HashSet<&[u8]> = collected
+            .fragments
+            .iter()
+            .map(|f| &*f.samples[0].goal)
+            .collect();
+        assert_eq!(goals.len(), 4, "7 samples, 2 per goal");
+    }
+
+    #[test]
+    fn grown_layers_are_contiguous_from_their_start() {
+        let (world, goal) = house();
+        let size = world.size();
+        let layer: Vec<Cell> = size
+            .cells()
+            .filter(|c| c.y == 2 && goal.get(*c) != world.get(*c))
+            .collect();
+        let mut rng = StdRng::seed_from_u64(1);
+        let order = grow(&layer, &mut rng);
+        assert_eq!(order.len(), layer.len());
+        // The wall ring is connected: every cell after the first touches one
+        // placed before it.
+        for (k, c) in order.iter().enumerate().skip(1) {
+            assert!(
+                order[..k]
+                    .iter()
+                    .any(|p| (p.x - c.x).abs() <= 1 && (p.z - c.z).abs() <= 1),
+                "{c:?} is not next to an earlier cell"
+            );
+        }
+    }
+}
