@@ -33,19 +33,29 @@ pub struct GoalScores {
     pub cross_entropy: f64,
     /// Share of voxels whose most likely block is the goal's.
     pub accuracy: f64,
-    /// Per observation, the air cells where the head gives one block more than
-    /// [`CONFIDENT`]: where placing it has positive expected reward with
-    /// `place_wrong` -1 (a correct block +1; a wrong one -2 where the goal is
-    /// air, -1 where it is another block). An assistant can only help there.
-    pub confident_places: f64,
-    /// Share of those cells whose goal is that block (NaN if there are none):
-    /// above 2/3 such places gain on average.
-    pub confident_precision: f64,
+    /// Per confidence level of [`CONFIDENCE_LEVELS`], the places the head is
+    /// that sure of.
+    pub confident: [ConfidentPlaces; CONFIDENCE_LEVELS.len()],
 }
 
-/// The probability above which placing a predicted block pays (see
-/// [`GoalScores::confident_places`]).
-pub const CONFIDENT: f64 = 2.0 / 3.0;
+/// The air cells where the goal head gives one block more than a probability:
+/// at 2/3 and above, placing it has positive expected reward with `place_wrong`
+/// -1 (a correct block +1; a wrong one -2 where the goal is air, -1 where it is
+/// another block), so an assistant can only help there; the higher levels show
+/// whether the head's confidence means anything on these goals.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ConfidentPlaces {
+    /// The probability the best block must exceed.
+    pub level: f64,
+    /// Such cells per observation.
+    pub per_observation: f64,
+    /// Share of them whose goal is that block (NaN if there are none): above
+    /// 2/3, placing them gains on average.
+    pub precision: f64,
+}
+
+/// The confidence levels scored: 2/3, where placing starts to pay, and higher.
+pub const CONFIDENCE_LEVELS: [f64; 4] = [2.0 / 3.0, 0.8, 0.9, 0.97];
 
 /// The held-out episodes and the baseline's block shares.
 #[derive(Debug)]
@@ -128,8 +138,11 @@ impl HeldOutGoals {
             cross_entropy: ce / voxels.max(1) as f64,
             accuracy: right as f64 / voxels.max(1) as f64,
             // No block's share reaches 2/3 of a goal's cells but air's.
-            confident_places: 0.0,
-            confident_precision: f64::NAN,
+            confident: CONFIDENCE_LEVELS.map(|level| ConfidentPlaces {
+                level,
+                per_observation: 0.0,
+                precision: f64::NAN,
+            }),
         }
     }
 
@@ -157,7 +170,9 @@ impl HeldOutGoals {
         let _no_grad = tch::no_grad_guard();
         let device = model.device();
         let (mut ce, mut right, mut voxels) = (0.0, 0.0, 0.0);
-        let (mut confident, mut confident_right, mut scored) = (0.0, 0.0, 0.0f64);
+        let mut confident = [0.0f64; CONFIDENCE_LEVELS.len()];
+        let mut confident_right = [0.0f64; CONFIDENCE_LEVELS.len()];
+        let mut scored = 0.0f64;
         for group in self.fragments.chunks(FRAGMENTS_PER_PASS) {
             let mut state = model.initial_state(group.len());
             let steps = group.iter().map(|f| f.samples.len()).max().unwrap_or(0);
@@ -219,12 +234,13 @@ impl HeldOutGoals {
                     .softmax(1, Kind::Float)
                     .narrow(1, 1, shape[1] - 1)
                     .max_dim(1, false);
-                let places = best_p.gt(CONFIDENT).logical_and(&is_air);
-                let places_right = places
-                    .logical_and(&(best + 1).eq_tensor(&target))
-                    .to_kind(Kind::Float);
-                confident += per_sample(places.to_kind(Kind::Float));
-                confident_right += per_sample(places_right);
+                let best_right = (best + 1).eq_tensor(&target);
+                for (k, &level) in CONFIDENCE_LEVELS.iter().enumerate() {
+                    let places = best_p.gt(level).logical_and(&is_air);
+                    let places_right = places.logical_and(&best_right).to_kind(Kind::Float);
+                    confident[k] += per_sample(places.to_kind(Kind::Float));
+                    confident_right[k] += per_sample(places_right);
+                }
                 scored += f64::from(live.iter().sum::<f32>());
                 ce += per_sample(per_voxel);
                 right += per_sample(hits);
@@ -235,12 +251,15 @@ impl HeldOutGoals {
         Ok(GoalScores {
             cross_entropy: ce / voxels.max(1.0),
             accuracy: right / voxels.max(1.0),
-            confident_places: confident / scored.max(1.0),
-            confident_precision: if confident > 0.0 {
-                confident_right / confident
-            } else {
-                f64::NAN
-            },
+            confident: std::array::from_fn(|k| ConfidentPlaces {
+                level: CONFIDENCE_LEVELS[k],
+                per_observation: confident[k] / scored.max(1.0),
+                precision: if confident[k] > 0.0 {
+                    confident_right[k] / confident[k]
+                } else {
+                    f64::NAN
+                },
+            }),
         })
     }
 }

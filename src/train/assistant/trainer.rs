@@ -361,12 +361,17 @@ pub fn train(
             let baseline = set.baseline();
             metrics.push(("valid/goal_ce".into(), scores.cross_entropy));
             metrics.push(("valid/goal_accuracy".into(), scores.accuracy));
-            metrics.push(("valid/confident_places".into(), scores.confident_places));
-            if scores.confident_precision.is_finite() {
-                metrics.push((
-                    "valid/confident_precision".into(),
-                    scores.confident_precision,
-                ));
+            // The first level (2/3) keeps the plain names the logs began with.
+            for (k, c) in scores.confident.iter().enumerate() {
+                let suffix = if k == 0 {
+                    String::new()
+                } else {
+                    format!("_p{:.0}", 100.0 * c.level)
+                };
+                metrics.push((format!("valid/confident_places{suffix}"), c.per_observation));
+                if c.precision.is_finite() {
+                    metrics.push((format!("valid/confident_precision{suffix}"), c.precision));
+                }
             }
             metrics.push(("valid/frequency_goal_ce".into(), baseline.cross_entropy));
             metrics.push(("valid/frequency_goal_accuracy".into(), baseline.accuracy));
