@@ -171,6 +171,10 @@ async fn serve(
     keep_raw: bool,
 ) {
     let role = mission.role();
+    // Whether the episode loop still takes events. It stops before the roles
+    // quit, and Minecraft keeps sending observations until then: those are
+    // dropped, and the task stays to answer the quit.
+    let mut listening = true;
     loop {
         // `next_event` is cancel-safe: it only awaits the listeners' channel.
         let event = tokio::select! {
@@ -178,13 +182,17 @@ async fn serve(
                 match request {
                     Some(Request::Send(command)) => {
                         if let Err(error) = mission.send(&command).await {
+                            let reason = error.to_string();
                             let _ = events.send(RoleEvent::Lost { role, error }).await;
+                            drain_quit(inbox, Err(reason), role).await;
                             return;
                         }
                     }
                     Some(Request::SendConfirmed(command, written)) => {
                         if let Err(error) = mission.send(&command).await {
+                            let reason = error.to_string();
                             let _ = events.send(RoleEvent::Lost { role, error }).await;
+                            drain_quit(inbox, Err(reason), role).await;
                             return;
                         }
                         let _ = written.send(Instant::now());
@@ -229,9 +237,8 @@ async fn serve(
                 return;
             }
         };
-        if events.send(report).await.is_err() {
-            // The loop has gone: nobody listens any more.
-            return;
+        if listening && events.send(report).await.is_err() {
+            listening = false;
         }
     }
 }
