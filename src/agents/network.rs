@@ -142,6 +142,7 @@ where
             observation: obs,
             prev_action: Some(self.prev_action),
             state: &self.state,
+            policy_only: true,
         };
         let mut answers = self
             .evaluator

@@ -13,6 +13,9 @@ pub struct LeafQuery<'a, S> {
     pub prev_action: Option<usize>,
     /// The recurrent state before this observation (the parent's output state).
     pub state: &'a S,
+    /// Only the policy logits and the state will be read (an agent playing its
+    /// policy head): an evaluator may leave the other outputs empty.
+    pub policy_only: bool,
 }
 
 /// The network's answer for one leaf.

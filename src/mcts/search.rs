@@ -294,6 +294,7 @@ impl<S: Clone> Search<S> {
                     observation: &node.observation,
                     prev_action: node.prev_action,
                     state: &node.state_in,
+                    policy_only: false,
                 }
             })
             .collect()

@@ -74,6 +74,7 @@ impl Evaluator for NetEvaluator {
             .map(|q| InferenceRequest {
                 observation: Arc::new(q.observation.clone()),
                 prev_action: q.prev_action,
+                policy_only: q.policy_only,
                 state: match q.state {
                     None => StateSource::Zero,
                     Some(state) => StateSource::Given(state.shallow_copy()),

@@ -101,6 +101,10 @@ pub struct InferenceRequest {
     pub prev_action: Option<usize>,
     /// The input recurrent state.
     pub state: StateSource,
+    /// Only the policy logits (and the state) are wanted: the goal and
+    /// other-player logits, two thirds of the bytes a sample's answer copies,
+    /// come back empty.
+    pub policy_only: bool,
 }
 
 impl InferenceRequest {
@@ -110,6 +114,7 @@ impl InferenceRequest {
             observation: observation.into(),
             prev_action: None,
             state: StateSource::Zero,
+            policy_only: false,
         }
     }
 
@@ -133,9 +138,11 @@ pub struct Prediction {
     pub flat_logits: Vec<f32>,
     /// The value estimate.
     pub value: f32,
-    /// Goal block logits, `(10, X, Y, Z)` in C order (softmax over the first axis).
+    /// Goal block logits, `(10, X, Y, Z)` in C order (softmax over the first
+    /// axis); empty for a `policy_only` request.
     pub goal_logits: Vec<f32>,
-    /// The other player's predicted action logits (alpha-zero models only).
+    /// The other player's predicted action logits (alpha-zero models only;
+    /// `None` for a `policy_only` request).
     pub other_agent_logits: Option<Vec<f32>>,
     /// The sample's next state, batch 1, on the model's device (recurrent models
     /// only). Its tensors are views of the batch's output: read them, feed them
@@ -700,20 +707,32 @@ impl Worker {
         let b = requests.len();
         let flat = to_cpu(&outputs.flat_logits)?;
         let value = to_cpu(&outputs.value)?;
-        let goal = to_cpu(&outputs.goal_logits)?;
-        let other = outputs
-            .other_agent_logits
-            .as_ref()
-            .map(to_cpu)
-            .transpose()?;
+        // Outputs no request in the batch wants are not copied at all.
+        let full = requests.iter().any(|r| !r.policy_only);
+        let goal = if full {
+            to_cpu(&outputs.goal_logits)?
+        } else {
+            Vec::new()
+        };
+        let other = match &outputs.other_agent_logits {
+            Some(o) if full => Some(to_cpu(o)?),
+            _ => None,
+        };
         let n = flat.len() / b;
         let g = goal.len() / b;
         Ok((0..b)
             .map(|i| Prediction {
                 flat_logits: flat[i * n..(i + 1) * n].to_vec(),
                 value: value[i],
-                goal_logits: goal[i * g..(i + 1) * g].to_vec(),
-                other_agent_logits: other.as_ref().map(|o| o[i * n..(i + 1) * n].to_vec()),
+                goal_logits: if requests[i].policy_only {
+                    Vec::new()
+                } else {
+                    goal[i * g..(i + 1) * g].to_vec()
+                },
+                other_agent_logits: other
+                    .as_ref()
+                    .filter(|_| !requests[i].policy_only)
+                    .map(|o| o[i * n..(i + 1) * n].to_vec()),
                 state: recurrent.then(|| outputs.state.narrow(i as i64, 1)),
             })
             .collect())

@@ -479,6 +479,7 @@ fn bootstrap(
                     observation: &slot.observations[1],
                     prev_action: Some(slot.prev_action),
                     state: &slot.state,
+                    policy_only: false,
                 }
             })
             .collect();
