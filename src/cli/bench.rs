@@ -829,16 +829,15 @@ fn daemon(args: &DaemonBenchArgs) -> anyhow::Result<u8> {
 
     // Both are positive and bounded (`Seconds`), so the quotient is finite.
     let steps = (args.seconds.as_secs_f64() / args.step_period.as_secs_f64()).ceil() as u64;
-    let config = crate::sim::config::Config::from_json(&serde_json::json!({
-        "num_players": 2,
-        "world_size": [11, 10, 10],
-        "players": [
-            {"player_name": "human", "is_human": false, "goal_visible": true},
-            {"player_name": "assistant", "is_human": false, "goal_visible": false},
-        ],
-        "abilities": {"teleportation": false, "flying": true, "inf_blocks": true},
-        "malmo": {"use_malmo": true, "restrict_players": true},
-    }))?;
+    let assistant = crate::sim::presets::Player {
+        goal_visible: false,
+        ..crate::sim::presets::Player::named("assistant")
+    };
+    let config = crate::sim::presets::Game::live(
+        vec![crate::sim::presets::Player::named("human"), assistant],
+        crate::sim::presets::PAPER_WORLD,
+    )
+    .config()?;
     let dir = tempfile_dir()?;
     let settings = EpisodeSettings {
         mode: Mode::Watch,

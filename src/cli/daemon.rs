@@ -10,7 +10,6 @@ use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use malmo_bridge::agent::{ClientAddr, Timeouts};
 use malmo_bridge::mod_patch::ModFlavour;
-use serde_json::json;
 use tokio::sync::watch;
 
 use crate::agents::defaults;
@@ -25,6 +24,7 @@ use crate::recording::reader::Recording;
 use crate::recording::stats::EpisodeStats;
 use crate::sim::config::Config;
 use crate::sim::coords::WorldSize;
+use crate::sim::presets::{BlockSupply, Game, Malmo, Player};
 
 const AFTER_HELP: &str = "\
 Minecraft:
@@ -331,38 +331,27 @@ fn env_config(
     } else {
         WorldSize::new(11, 10, 10)
     });
-    let players: Vec<_> = seats
+    let players = seats
         .iter()
         .enumerate()
-        .map(|(p, s)| {
-            json!({
-                "player_name": s.name,
-                "is_human": matches!(s.seat, Seat::Person { .. }),
-                "goal_visible": p == 0,
-            })
+        .map(|(p, s)| Player {
+            name: Some(s.name.to_owned()),
+            is_human: matches!(s.seat, Seat::Person { .. }),
+            goal_visible: p == 0,
         })
         .collect();
-    let config = Config::from_json(&json!({
-        "num_players": seats.len(),
-        "horizon": common.horizon,
-        "world_size": [size.width, size.height, size.depth],
-        "random_start_locations": false,
-        "randomize_first_episode_length": false,
-        "rewards": {"place_wrong": -1},
-        "players": players,
-        "abilities": {
-            "teleportation": false,
-            "flying": true,
-            "inf_blocks": !(common.finite_blocks || tutorial),
-        },
-        "malmo": {
-            "use_malmo": true,
-            "action_delay": common.step_period.as_secs_f64(),
-            "restrict_players": true,
-            "use_spectator": common.spectator,
-        },
-    }))?;
-    Ok(config)
+    let mut game = Game::live(players, size).with_horizon(common.horizon);
+    game.randomize_first_episode_length = Some(false);
+    game.place_wrong = Some(-1.0);
+    if common.finite_blocks || tutorial {
+        game.blocks = BlockSupply::Palette;
+    }
+    game.malmo = Some(Malmo {
+        action_delay: Some(common.step_period.as_secs_f64()),
+        restrict_players: true,
+        use_spectator: common.spectator,
+    });
+    Ok(game.config()?)
 }
 
 fn run(

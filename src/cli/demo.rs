@@ -12,9 +12,9 @@ use serde_json::json;
 use crate::agents::{Agent, build_agent};
 use crate::eval::metrics;
 use crate::sim::action::ActionType;
-use crate::sim::config::Config;
 use crate::sim::env::Env;
 use crate::sim::goal::{GoalConfig, GoalGenerator, Subset};
+use crate::sim::presets::{Game, Movement};
 
 /// Who plays the second player.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -92,15 +92,10 @@ pub fn run(args: DemoArgs) -> anyhow::Result<u8> {
     };
     // The paper's setting, except that the heuristic builder needs teleportation (the
     // reference's LowestBlockAgent refuses to walk).
-    let config = Config::from_json(&json!({
-        "num_players": 2,
-        "horizon": args.horizon,
-        "world_size": [11, 10, 10],
-        "random_start_locations": true,
-        "rewards": {"place_wrong": -1},
-        "players": [{"player_name": "human"}, {"player_name": "assistant"}],
-        "abilities": {"teleportation": true, "flying": true, "inf_blocks": true},
-    }))?;
+    let config = Game::paper()
+        .with_movement(Movement::Teleporting)
+        .with_horizon(args.horizon)
+        .config()?;
     let mut env = Env::new(config.clone());
     let mut rng = StdRng::seed_from_u64(args.seed);
     env.reset(goals.as_mut(), &mut rng)

@@ -61,6 +61,7 @@ use crate::nn::{DeviceChoice, ServiceAgents, ServiceConfig};
 use crate::sim::config::Config;
 use crate::sim::coords::WorldSize;
 use crate::sim::goal::{GoalConfig, Subset};
+use crate::sim::presets::{Game, Movement};
 
 /// Arguments of `mbag evaluate`.
 #[derive(Debug, Args)]
@@ -234,18 +235,18 @@ pub(crate) fn goal_config_named(
     }
 }
 
-/// The paper's setting (as `mbag demo`), resized and with the given horizon.
+/// The paper's game, resized, with the given horizon and movement.
 fn env_config(args: &EvaluateArgs) -> anyhow::Result<Config> {
-    let s = args.world_size;
-    Ok(Config::from_json(&json!({
-        "num_players": 2,
-        "horizon": args.horizon,
-        "world_size": [s.width, s.height, s.depth],
-        "random_start_locations": true,
-        "rewards": {"place_wrong": -1},
-        "players": [{"player_name": "human"}, {"player_name": "assistant"}],
-        "abilities": {"teleportation": !args.walking, "flying": true, "inf_blocks": true},
-    }))?)
+    let movement = if args.walking {
+        Movement::Walking
+    } else {
+        Movement::Teleporting
+    };
+    Ok(Game::paper()
+        .with_world_size(args.world_size)
+        .with_horizon(args.horizon)
+        .with_movement(movement)
+        .config()?)
 }
 
 /// The `--json` document.

@@ -18,6 +18,7 @@ use crate::sim::config::Config;
 use crate::sim::coords::{Cell, WorldSize};
 use crate::sim::env::{Env, place_goal};
 use crate::sim::goal::GoalConfig;
+use crate::sim::presets::{BlockSupply, Game, Malmo, Player};
 
 /// Malmo subcommands.
 #[derive(Debug, Subcommand)]
@@ -428,7 +429,7 @@ fn mission_xml(args: &MissionXmlArgs) -> anyhow::Result<u8> {
 
 /// The reference config of the game the arguments describe.
 fn game_config(args: &MissionXmlArgs) -> anyhow::Result<Config> {
-    let players: Vec<Value> = (0..args.players)
+    let players = (0..args.players)
         .map(|i| {
             let (name, human) = if args.all_human {
                 (format!("player_{i}"), true)
@@ -441,22 +442,23 @@ fn game_config(args: &MissionXmlArgs) -> anyhow::Result<Config> {
             } else {
                 (format!("player_{i}"), true)
             };
-            json!({"player_name": name, "is_human": human, "goal_visible": human})
+            Player {
+                name: Some(name),
+                is_human: human,
+                goal_visible: human,
+            }
         })
         .collect();
-    let w = args.world.0;
-    Config::from_json(&json!({
-        "num_players": args.players,
-        "world_size": [w.width, w.height, w.depth],
-        "players": players,
-        "malmo": {
-            "use_malmo": true,
-            "use_spectator": args.spectator,
-            "restrict_players": !args.open,
-        },
-        "abilities": {"teleportation": false, "flying": true, "inf_blocks": !args.palette},
-    }))
-    .context("building the game config")
+    let mut game = Game::live(players, args.world.0);
+    if args.palette {
+        game.blocks = BlockSupply::Palette;
+    }
+    game.malmo = Some(Malmo {
+        action_delay: None,
+        restrict_players: !args.open,
+        use_spectator: args.spectator,
+    });
+    game.config().context("building the game config")
 }
 
 /// A world-sized goal from JSON: `[x][y][z]` ids, bare or as `goal_blocks_xyz`.

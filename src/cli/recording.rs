@@ -16,8 +16,8 @@ use crate::recording::simulate::record_simulated;
 use crate::recording::stats::{ACTION_NAMES, DatasetStats, EpisodeStats};
 use crate::recording::verify::verify_into;
 use crate::recording::{Recording, SnapshotMode, VerifyReport, verify};
-use crate::sim::config::Config;
 use crate::sim::goal::GoalConfig;
+use crate::sim::presets::Game;
 
 /// The recording subcommands.
 #[derive(Debug, Subcommand)]
@@ -454,15 +454,9 @@ fn run_simulate(args: SimulateArgs) -> anyhow::Result<u8> {
         .collect::<Result<Vec<_>, _>>()?;
     anyhow::ensure!(!specs.is_empty(), "--agents needs at least one spec");
     // The demo's setting: the heuristic builder needs teleportation.
-    let players: Vec<_> = (0..specs.len()).map(|_| json!({})).collect();
-    let config = Config::from_json(&json!({
-        "num_players": specs.len(),
-        "horizon": args.steps.max(1),
-        "world_size": [6, 6, 6],
-        "rewards": {"place_wrong": -1},
-        "players": players,
-        "abilities": {"teleportation": true, "flying": true, "inf_blocks": true},
-    }))?;
+    let config = Game::tutorial(specs.len())
+        .with_horizon(args.steps.max(1))
+        .config()?;
     let mut goals = GoalConfig::from_env("tutorial", &json!({}))?.build()?;
     let mode = if args.hash {
         SnapshotMode::ChangesAndHash

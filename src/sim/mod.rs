@@ -14,6 +14,7 @@ pub mod inventory;
 pub mod mask;
 pub mod numpy;
 pub mod obs;
+pub mod presets;
 pub mod pyhash;
 pub mod state;
 pub mod viewpoint;
