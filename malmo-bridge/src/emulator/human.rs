@@ -152,30 +152,32 @@ impl ScriptedHuman {
 
     /// Does one action.
     pub async fn act(&self, action: HumanAction) -> Result<(), HumanError> {
-        let (reply, rx) = oneshot::channel();
-        let request = WorldRequest::Human {
-            name: self.name.clone(),
+        let name = self.name.clone();
+        self.ask(|reply| WorldRequest::Human {
+            name,
             action,
             reply,
-        };
-        self.world
-            .request(request)
-            .await
-            .map_err(|_| HumanError::WorldGone)?;
-        rx.await.map_err(|_| HumanError::WorldGone)?
+        })
+        .await
     }
 
     /// Waits until this player's client has ticked `ticks` more times (each
     /// tick is one observation).
     pub async fn wait_ticks(&self, ticks: u32) -> Result<(), HumanError> {
+        let name = self.name.clone();
+        self.ask(|reply| WorldRequest::AwaitTicks { name, ticks, reply })
+            .await
+    }
+
+    /// Sends the world the request `make` builds around a reply channel and
+    /// waits for its answer; a world that has stopped answers `WorldGone`.
+    async fn ask(
+        &self,
+        make: impl FnOnce(oneshot::Sender<Result<(), HumanError>>) -> WorldRequest,
+    ) -> Result<(), HumanError> {
         let (reply, rx) = oneshot::channel();
-        let request = WorldRequest::AwaitTicks {
-            name: self.name.clone(),
-            ticks,
-            reply,
-        };
         self.world
-            .request(request)
+            .request(make(reply))
             .await
             .map_err(|_| HumanError::WorldGone)?;
         rx.await.map_err(|_| HumanError::WorldGone)?
