@@ -816,101 +816,35 @@ fn nn(args: &NnBenchArgs) -> anyhow::Result<u8> {
 }
 
 /// The target for the daemon's own latencies, at p99.
-const DAEMON_TARGET: std::time::Duration = std::time::Duration::from_millis(5);
-
 fn daemon(args: &DaemonBenchArgs) -> anyhow::Result<u8> {
-    use crate::agents::spec::StandardAgents;
     use crate::bench::bridge::Percentiles;
-    use crate::daemon::episode::{
-        EpisodeHooks, EpisodeSettings, Minecraft, Mode, Seat, run_episode,
-    };
-    use crate::daemon::lockstep::LockstepSettings;
-    use crate::nn::ServiceAgents;
+    use crate::bench::daemon::{DAEMON_TARGET, DaemonBench, measure};
 
     // Both are positive and bounded (`Seconds`), so the quotient is finite.
     let steps = (args.seconds.as_secs_f64() / args.step_period.as_secs_f64()).ceil() as u64;
-    let assistant = crate::sim::presets::Player {
-        goal_visible: false,
-        ..crate::sim::presets::Player::named("assistant")
-    };
-    let config = crate::sim::presets::Game::live(
-        vec![crate::sim::presets::Player::named("human"), assistant],
-        crate::sim::presets::PAPER_WORLD,
-    )
-    .config()?;
-    let dir = tempfile_dir()?;
-    let settings = EpisodeSettings {
-        mode: Mode::Watch,
-        config,
-        seats: vec![
-            Seat::Agent(args.agent.clone()),
-            Seat::Agent(args.agent.clone()),
-        ],
-        seed: 0,
-        minecraft: Minecraft::Emulated {
-            mod_flavour: malmo_bridge::mod_patch::ModFlavour::Stock,
-            faults: Vec::new(),
-        },
-        recording: dir.join("bench.jsonl"),
-        fsync: crate::recording::Fsync::Never,
-        lockstep: LockstepSettings {
-            step_period: args.step_period.duration(),
-            max_steps: Some(steps),
-            ..LockstepSettings::default()
-        },
-        agent_address: std::net::Ipv4Addr::LOCALHOST.into(),
-        timeouts: malmo_bridge::agent::Timeouts::default(),
-        episode_id: "bench-daemon".into(),
-        start_from: None,
-    };
-    let factory = std::sync::Arc::new(StandardAgents::with_network(std::sync::Arc::new(
-        ServiceAgents::new(DeviceChoice::Cpu, ServiceConfig::default()),
-    )));
-    let mut goals =
-        crate::sim::goal::GoalConfig::from_env("random", &serde_json::json!({}))?.build()?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
     eprintln!(
         "mbag bench daemon: {steps} steps of {} s in emulated Minecraft...",
         args.step_period
     );
-    let report = runtime.block_on(async {
-        let (_stop_tx, stop) = tokio::sync::watch::channel(false);
-        run_episode(
-            settings,
-            Some(goals.as_mut()),
-            factory,
-            stop,
-            EpisodeHooks::default(),
-        )
-        .await
+    let measured = measure(&DaemonBench {
+        agent: args.agent.clone(),
+        steps,
+        step_period: args.step_period.duration(),
     })?;
-    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
-    let _ = std::fs::remove_dir_all(&dir);
-    if let Some(e) = &report.end.error {
-        anyhow::bail!("the bench episode failed: {e}");
-    }
-    let mut stats = report.stats;
-    let show = |name: &str,
-                samples: &mut Vec<std::time::Duration>,
-                target: Option<std::time::Duration>| {
-        let n = samples.len();
-        match Percentiles::of(samples) {
-            Some(p) => println!(
-                "{name:<42} {n:>7} {:>10.1} {:>10.1} {:>10.1} {}",
-                p.median.as_secs_f64() * 1e6,
-                p.p99.as_secs_f64() * 1e6,
-                p.max.as_secs_f64() * 1e6,
-                target.map_or_else(String::new, |t| format!(
-                    "{:>8.1} ms {:>7.3}",
-                    t.as_secs_f64() * 1e3,
-                    p.p99.as_secs_f64() / t.as_secs_f64()
-                )),
-            ),
-            None => println!("{name:<42} {n:>7} (no samples)"),
-        }
+    let show = |name: &str, p: Option<Percentiles>, target: Option<std::time::Duration>| match p {
+        Some(p) => println!(
+            "{name:<42} {:>7} {:>10.1} {:>10.1} {:>10.1} {}",
+            p.samples,
+            p.median.as_secs_f64() * 1e6,
+            p.p99.as_secs_f64() * 1e6,
+            p.max.as_secs_f64() * 1e6,
+            target.map_or_else(String::new, |t| format!(
+                "{:>8.1} ms {:>7.3}",
+                t.as_secs_f64() * 1e3,
+                p.p99.as_secs_f64() / t.as_secs_f64()
+            )),
+        ),
+        None => println!("{name:<42} {:>7} (no samples)", 0),
     };
     println!(
         "{:<42} {:>7} {:>10} {:>10} {:>10} {:>11} {:>7}",
@@ -918,30 +852,20 @@ fn daemon(args: &DaemonBenchArgs) -> anyhow::Result<u8> {
     );
     show(
         "observation arrival -> detector updated",
-        &mut stats.observation_to_update,
+        measured.observation_to_update,
         Some(DAEMON_TARGET),
     );
     show(
         "AI decision -> first command written",
-        &mut stats.decision_to_command,
+        measured.decision_to_command,
         Some(DAEMON_TARGET),
     );
-    show(
-        "inference (excluded; for scale)",
-        &mut stats.inference,
-        None,
-    );
+    show("inference (excluded; for scale)", measured.inference, None);
     println!(
         "{} steps, {} observations, {} divergences repaired",
-        report.steps, stats.observations, stats.divergences
+        measured.steps, measured.stats.observations, measured.stats.divergences
     );
     Ok(0)
-}
-
-fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {
-    let dir = std::env::temp_dir().join(format!("mbag-bench-daemon-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir)
 }
 
 fn mcts(args: &MctsBenchArgs) -> anyhow::Result<u8> {
