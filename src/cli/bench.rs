@@ -815,7 +815,6 @@ fn nn(args: &NnBenchArgs) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-/// The target for the daemon's own latencies, at p99.
 fn daemon(args: &DaemonBenchArgs) -> anyhow::Result<u8> {
     use crate::bench::bridge::Percentiles;
     use crate::bench::daemon::{DAEMON_TARGET, DaemonBench, measure};

@@ -508,13 +508,27 @@ impl Env {
         rng: &mut impl rand::Rng,
     ) -> Result<(), GoalError> {
         let goal = if self.needs_new_goal() {
-            let structure = generator.generate(self.goal_structure_size(), rng)?;
-            place_goal(self.size, &structure, self.config.abilities.inf_blocks)
+            self.generate_goal(generator, rng)?
         } else {
             self.goal.clone()
         };
         self.reset_with_goal(goal, rng);
         Ok(())
+    }
+
+    /// A new world-sized goal from `generator`, as [`Env::reset`] makes one
+    /// (for [`Env::reset_with_goal`] where a reset must not keep the old goal).
+    pub fn generate_goal(
+        &self,
+        generator: &mut dyn GoalGenerator,
+        rng: &mut impl rand::Rng,
+    ) -> Result<Blocks, GoalError> {
+        let structure = generator.generate(self.goal_structure_size(), rng)?;
+        Ok(place_goal(
+            self.size,
+            &structure,
+            self.config.abilities.inf_blocks,
+        ))
     }
 
     /// The size a goal structure may have: the world less a one-cell border (and the

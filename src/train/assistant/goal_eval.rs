@@ -241,10 +241,11 @@ impl HeldOutGoals {
                     confident[k] += per_sample(places.to_kind(Kind::Float));
                     confident_right[k] += per_sample(places_right);
                 }
-                scored += f64::from(live.iter().sum::<f32>());
+                let live_samples = f64::from(live.iter().sum::<f32>());
+                scored += live_samples;
                 ce += per_sample(per_voxel);
                 right += per_sample(hits);
-                voxels += f64::from(live.iter().sum::<f32>()) * cells;
+                voxels += live_samples * cells;
                 state = outputs.state;
             }
         }

@@ -24,7 +24,7 @@ use rand::seq::{IndexedRandom, SliceRandom};
 use rand::{Rng, SeedableRng};
 
 use super::AssistantError;
-use super::replay::{Fragment, Sample, set_bit};
+use super::replay::{Fragment, Sample, mask_bits};
 use super::selfplay::Collection;
 use crate::eval::run::{ASSISTANT, HUMAN};
 use crate::sim::action::FlatLayout;
@@ -32,7 +32,7 @@ use crate::sim::block::BlockId;
 use crate::sim::block::Blocks;
 use crate::sim::config::{Abilities, Config};
 use crate::sim::coords::{Cell, CellIndex, WorldSize};
-use crate::sim::env::{Env, place_goal};
+use crate::sim::env::Env;
 use crate::sim::goal::{GoalConfig, GoalGenerator};
 use crate::sim::mask;
 
@@ -83,18 +83,13 @@ impl PartialBuilds {
         let started = Instant::now();
         let mut out = Collection::default();
         let size = self.env.size();
-        let words = self.layout.len().div_ceil(64);
         let mut mask_buf = vec![false; self.layout.len()];
         let mut observation = self.env.new_observation();
         while out.fragments.len() < samples {
             // Not `Env::reset`: it keeps the goal when no step was taken since
             // the last reset, as the reference does, and no step ever is here.
-            let structure = self
-                .goals
-                .generate(self.env.goal_structure_size(), &mut self.rng)?;
-            let inf_blocks = self.abilities.inf_blocks;
-            self.env
-                .reset_with_goal(place_goal(size, &structure, inf_blocks), &mut self.rng);
+            let goal = self.env.generate_goal(self.goals.as_mut(), &mut self.rng)?;
+            self.env.reset_with_goal(goal, &mut self.rng);
             let goal = self.env.goal().clone();
             let goal_ids: Arc<[u8]> = Arc::from(goal.ids());
             let start = self.env.state().clone();
@@ -131,10 +126,7 @@ impl PartialBuilds {
                     self.line_of_sight,
                     &mut mask_buf,
                 );
-                let mut valid = vec![0u64; words];
-                for (a, _) in mask_buf.iter().enumerate().filter(|(_, v)| **v) {
-                    set_bit(&mut valid, a);
-                }
+                let valid = mask_bits(&mask_buf);
                 out.fragments.push(Fragment {
                     initial_state: None,
                     samples: vec![Sample {

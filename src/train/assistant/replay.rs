@@ -70,6 +70,15 @@ pub fn set_bit(bits: &mut [u64], i: usize) {
     bits[i / 64] |= 1 << (i % 64);
 }
 
+/// An action mask as bits, one per action (bit `a` set where `mask[a]`).
+pub fn mask_bits(mask: &[bool]) -> Vec<u64> {
+    let mut bits = vec![0u64; mask.len().div_ceil(64)];
+    for (a, _) in mask.iter().enumerate().filter(|(_, v)| **v) {
+        set_bit(&mut bits, a);
+    }
+    bits
+}
+
 /// Whether bit `i` is set.
 pub fn bit(bits: &[u64], i: usize) -> bool {
     bits[i / 64] >> (i % 64) & 1 == 1

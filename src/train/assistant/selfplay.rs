@@ -18,7 +18,7 @@ use rand::{Rng, SeedableRng};
 use tch::Tensor;
 
 use super::AssistantError;
-use super::replay::{Fragment, Sample, discount_returns, set_bit, to_bf16};
+use super::replay::{Fragment, Sample, discount_returns, mask_bits, set_bit, to_bf16};
 use crate::agents::spec::{AgentFactory, AgentSpec};
 use crate::agents::{Agent, Internals};
 use crate::eval::run::{ASSISTANT, HUMAN};
@@ -359,9 +359,7 @@ fn play_chunk(
                     play.line_of_sight,
                     &mut mask_buf,
                 );
-                for (a, _) in mask_buf.iter().enumerate().filter(|(_, v)| **v) {
-                    set_bit(&mut valid, a);
-                }
+                valid = mask_bits(&mask_buf);
                 standing_by(layout.len())
             };
             slot.env.observe(HUMAN, &mut slot.observations[0])?;

@@ -207,8 +207,25 @@ pub fn train(
     let keep_goal_logits = config.file.loss.prev_goal_kl != super::config::Schedule::Constant(0.0);
     // A resumed run plays new episodes, not the first run's again.
     let seed = t.seed.wrapping_add(start.wrapping_mul(0x9e37_79b9));
-    let mut partial_builds = match t.corpus {
-        Corpus::SelfPlay => None,
+    // Only the corpus in use is built: self-play's environments and human
+    // models cost a model load per environment.
+    let mut source = match t.corpus {
+        Corpus::SelfPlay => Source::SelfPlay(SelfPlay::new(
+            &SelfPlaySettings {
+                env: config.env.clone(),
+                goals: config.goals.clone(),
+                human: options.human.clone(),
+                mcts: config.mcts.clone(),
+                num_envs: t.num_envs,
+                threads,
+                seed,
+                line_of_sight,
+                gamma: t.gamma,
+                assistant: t.assistant,
+            },
+            factory,
+            keep_goal_logits,
+        )?),
         Corpus::PartialBuilds => {
             if !model.initial_state(1).is_empty() {
                 return Err(AssistantError::Config {
@@ -216,7 +233,7 @@ pub fn train(
                     message: "partial_builds are single steps; a recurrent network cannot learn from them".into(),
                 });
             }
-            Some(PartialBuilds::new(
+            Source::PartialBuilds(PartialBuilds::new(
                 &config.env,
                 &config.goals,
                 seed,
@@ -224,22 +241,6 @@ pub fn train(
             )?)
         }
     };
-    let mut selfplay = SelfPlay::new(
-        &SelfPlaySettings {
-            env: config.env.clone(),
-            goals: config.goals.clone(),
-            human: options.human.clone(),
-            mcts: config.mcts.clone(),
-            num_envs: t.num_envs,
-            threads,
-            seed,
-            line_of_sight,
-            gamma: t.gamma,
-            assistant: t.assistant,
-        },
-        factory,
-        keep_goal_logits,
-    )?;
     let held_out = match &config.file.validation {
         Some(v) => {
             let started = Instant::now();
@@ -276,26 +277,30 @@ pub fn train(
     };
     let started = std::time::Instant::now();
     for iteration in start..iterations {
-        // An f32 run lends the learner's own model to the service and takes it
-        // back; a reduced-precision one plays a converted copy.
-        let mut play = |player: Model| -> Result<_, AssistantError> {
-            let service = InferenceService::spawn(player, service_config)?;
-            let collected = selfplay.collect(service.handle(), t.rollout_len);
-            let (player, stats) = service.shutdown_into_model()?;
-            Ok((collected, stats, player))
-        };
-        let (collected, service_stats) = if let Some(builds) = &mut partial_builds {
-            (
+        let (collected, service_stats) = match &mut source {
+            Source::PartialBuilds(builds) => (
                 builds.collect(t.num_envs * t.rollout_len),
                 crate::nn::ServiceStats::default(),
-            )
-        } else if options.selfplay_precision == Precision::F32 {
-            let (collected, stats, returned) = play(model)?;
-            model = returned;
-            (collected, stats)
-        } else {
-            let (collected, stats, _) = play(model.inference_copy(options.selfplay_precision)?)?;
-            (collected, stats)
+            ),
+            Source::SelfPlay(selfplay) => {
+                // An f32 run lends the learner's own model to the service and
+                // takes it back; a reduced-precision one plays a converted copy.
+                let mut play = |player: Model| -> Result<_, AssistantError> {
+                    let service = InferenceService::spawn(player, service_config)?;
+                    let collected = selfplay.collect(service.handle(), t.rollout_len);
+                    let (player, stats) = service.shutdown_into_model()?;
+                    Ok((collected, stats, player))
+                };
+                if options.selfplay_precision == Precision::F32 {
+                    let (collected, stats, returned) = play(model)?;
+                    model = returned;
+                    (collected, stats)
+                } else {
+                    let (collected, stats, _) =
+                        play(model.inference_copy(options.selfplay_precision)?)?;
+                    (collected, stats)
+                }
+            }
         };
         let collected = collected?;
         extra.env_steps += collected.env_steps;
@@ -432,6 +437,14 @@ pub fn train(
         iterations: progress.epoch,
         last,
     })
+}
+
+/// Where each iteration's samples come from (`training.corpus`).
+// One value per run, on the stack: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
+enum Source {
+    SelfPlay(SelfPlay),
+    PartialBuilds(PartialBuilds),
 }
 
 /// Run-wide counters kept in the checkpoint's `extra`.
