@@ -5,7 +5,7 @@
 //!
 //! Minecraft is the ground truth for everything humans can change; the simulator is
 //! the ground truth for what MBAG itself maintains. [`compare`] lists every
-//! [`Divergence`] with its [`Repair`]s:
+//! [`Divergence`], and one [`Repair`] for them all:
 //!
 //! | what differs | repair |
 //! |---|---|
@@ -51,6 +51,7 @@ use crate::sim::block::{BlockId, Blocks};
 use crate::sim::config::Config;
 use crate::sim::coords::{Cell, CellIndex, PlayerId, PlayerPos};
 use crate::sim::inventory::Slot;
+use crate::recording::SyncEdits;
 use crate::sim::state::EnvState;
 
 /// How far an AI position may differ before it is overwritten (the reference's).
@@ -115,34 +116,41 @@ pub enum Divergence {
     },
 }
 
-/// One repair: an edit of the simulator's state, or commands for Minecraft.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Repair {
-    /// Set a simulator block (state 0).
-    SetBlock {
-        /// The cell.
-        cell: Cell,
-        /// The block.
-        block: BlockId,
-    },
-    /// Set a simulator inventory slot.
-    SetSlot {
-        /// Whose inventory.
-        player: PlayerId,
-        /// The slot.
-        slot: usize,
-        /// The new content.
-        value: Slot,
-    },
-    /// Set a simulator player position.
-    SetPosition {
-        /// Who.
-        player: PlayerId,
-        /// The position.
-        position: PlayerPos,
-    },
-    /// Send commands to Minecraft.
-    Minecraft(Vec<Instruction>),
+/// What brings the two back together: edits of the simulator's state, in the
+/// recording's own form (so the step records exactly what was applied, and
+/// [`apply_sync`](crate::recording::apply_sync) is the one function that applies
+/// them, live and in every replay), and commands for Minecraft.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Repair {
+    /// Simulator edits: Minecraft's blocks (state 0), slots and AI positions.
+    pub simulator: SyncEdits,
+    /// Commands that restore what MBAG maintains in Minecraft (the floor and
+    /// the palette); a command shared by several divergences is listed once.
+    pub minecraft: Vec<Instruction>,
+}
+
+impl Repair {
+    fn set_block(&mut self, cell: Cell, block: BlockId) {
+        self.simulator
+            .blocks
+            .push([cell.x, cell.y, cell.z, i32::from(block.0)]);
+        self.simulator.block_states.push([cell.x, cell.y, cell.z, 0]);
+    }
+
+    fn set_slot(&mut self, player: PlayerId, slot: usize, value: Slot) {
+        self.simulator.slots.push([
+            player.0 as i32,
+            slot as i32,
+            i32::from(value.block.0),
+            value.count,
+        ]);
+    }
+
+    fn set_position(&mut self, player: PlayerId, position: PlayerPos) {
+        self.simulator
+            .pos
+            .push([player.0 as f64, position.x, position.y, position.z]);
+    }
 }
 
 /// What [`compare`] found.
@@ -150,9 +158,8 @@ pub enum Repair {
 pub struct Report {
     /// Every divergence, blocks first (C order), then inventories, then positions.
     pub divergences: Vec<Divergence>,
-    /// The repairs, in the order to apply them; a Minecraft command shared by
-    /// several divergences (one `/fill`, one `/clone`) is listed once.
-    pub repairs: Vec<Repair>,
+    /// What repairs them.
+    pub repair: Repair,
 }
 
 impl Report {
@@ -262,18 +269,19 @@ pub fn compare(
                 simulator: sim,
                 minecraft: mc,
             });
-            report.repairs.push(Repair::SetBlock { cell, block: mc });
+            report.repair.set_block(cell, mc);
         }
     }
     if floor {
         let mut fill = commands::boundaries(config, 0);
         fill.truncate(1);
-        report.repairs.push(Repair::Minecraft(fill));
+        report.repair.minecraft.extend(fill);
     }
     if palette {
         report
-            .repairs
-            .push(Repair::Minecraft(commands::copy_palette(size)));
+            .repair
+            .minecraft
+            .extend(commands::copy_palette(size));
     }
 
     if !scope.inventories_and_positions {
@@ -293,11 +301,7 @@ pub fn compare(
                         simulator: sim,
                         minecraft: mc,
                     });
-                    report.repairs.push(Repair::SetSlot {
-                        player: PlayerId(p),
-                        slot,
-                        value: mc,
-                    });
+                    report.repair.set_slot(PlayerId(p), slot, mc);
                 }
             }
         }
@@ -333,31 +337,10 @@ pub fn compare(
                 simulator: sim,
                 minecraft: mc,
             });
-            report.repairs.push(Repair::SetPosition {
-                player,
-                position: mc,
-            });
+            report.repair.set_position(player, mc);
         }
     }
     report
-}
-
-/// Applies the simulator edits of `repairs` to `state` (Minecraft commands are the
-/// caller's to send). Afterwards the caller hands the state back to the
-/// environment (`Env::set_state`), which recounts the goal match.
-pub fn apply(state: &mut EnvState, repairs: &[Repair]) {
-    for repair in repairs {
-        match *repair {
-            Repair::SetBlock { cell, block } => state.blocks.set_with_state(cell, block, 0),
-            Repair::SetSlot {
-                player,
-                slot,
-                value,
-            } => state.inventories[player.0].set_slot(slot, value),
-            Repair::SetPosition { player, position } => state.player_positions[player.0] = position,
-            Repair::Minecraft(_) => {}
-        }
-    }
 }
 
 /// With infinite blocks, the AI keeps block k in slot k (k = 2..=9). Returns the
@@ -471,6 +454,7 @@ mod tests {
 
     use super::*;
     use crate::daemon::detect::DetectorConfig;
+    use crate::recording::apply_sync;
     use crate::sim::inventory::Inventory;
 
     /// A 5x5x5 world, human player 0 and AI player 1.
@@ -510,14 +494,10 @@ mod tests {
         (goal, state, malmo)
     }
 
-    fn lines(repairs: &[Repair]) -> Vec<String> {
-        repairs
+    fn lines(repair: &Repair) -> Vec<String> {
+        repair
+            .minecraft
             .iter()
-            .filter_map(|r| match r {
-                Repair::Minecraft(list) => Some(list),
-                _ => None,
-            })
-            .flatten()
             .filter_map(|i| match i {
                 Instruction::Send { command, .. } => Some(command.to_string()),
                 Instruction::Sleep(_) => None,
@@ -549,7 +529,7 @@ mod tests {
                 minecraft: BlockId(9)
             }]
         );
-        apply(&mut state, &report.repairs);
+        apply_sync(&mut state, &report.repair.simulator).expect("valid edits");
         assert_eq!(state.blocks.get(cell), BlockId(9));
         assert!(compare(&cfg, &goal, &state, &malmo, &SyncScope::everything()).is_empty());
     }
@@ -571,7 +551,7 @@ mod tests {
             }
         ));
         assert_eq!(
-            lines(&report.repairs),
+            lines(&report.repair),
             [
                 "chat /fill 0 0 0 4 0 4 bedrock",
                 "chat /clone 10 0 0 10 4 4 4 0 0"
@@ -579,7 +559,7 @@ mod tests {
         );
         // Nothing changes in the simulator.
         let mut after = state.clone();
-        apply(&mut after, &report.repairs);
+        apply_sync(&mut after, &report.repair.simulator).expect("valid edits");
         assert_eq!(after, state);
     }
 
@@ -607,7 +587,7 @@ mod tests {
         state.inventories[1] = stale;
         let report = compare(&cfg, &goal, &state, &malmo, &SyncScope::everything());
         assert_eq!(report.divergences.len(), 1);
-        apply(&mut state, &report.repairs);
+        apply_sync(&mut state, &report.repair.simulator).expect("valid edits");
         assert_eq!(state.inventories[0].count(BlockId(6)), 2);
         // With infinite blocks, inventories are not compared.
         let cfg = config(true);
@@ -649,7 +629,7 @@ mod tests {
                 },
             ]
         );
-        apply(&mut state, &report.repairs);
+        apply_sync(&mut state, &report.repair.simulator).expect("valid edits");
         assert_eq!(state.player_positions[0], PlayerPos::new(0.5, 2.0, 0.5));
         assert_eq!(state.player_positions[1], PlayerPos::new(1.5, 3.0, 0.5));
     }
@@ -673,11 +653,8 @@ mod tests {
         };
         let report = compare(&cfg, &goal, &state, &malmo, &scope);
         assert_eq!(
-            report.repairs,
-            vec![Repair::SetBlock {
-                cell: b,
-                block: BlockId(3)
-            }]
+            report.repair.simulator.blocks,
+            vec![[b.x, b.y, b.z, 3]]
         );
         assert!(compare(&cfg, &goal, &state, &malmo, &SyncScope::default()).is_empty());
     }
@@ -710,11 +687,8 @@ mod tests {
         malmo.blocks.set(stray, BlockId(4));
         let report = compare(&cfg, &goal, &sim, &malmo, &scope);
         assert_eq!(
-            report.repairs,
-            vec![Repair::SetBlock {
-                cell: stray,
-                block: BlockId(4)
-            }]
+            report.repair.simulator.blocks,
+            vec![[stray.x, stray.y, stray.z, 4]]
         );
     }
 

@@ -32,3 +32,5 @@ pub mod recorder;
 pub mod roles;
 pub mod session;
 pub mod spectator;
+pub mod translate;
+pub mod view;

@@ -26,9 +26,9 @@ pub enum RoleEvent {
     Observation {
         /// The role (player index; the spectator is `num_players`).
         role: usize,
-        /// Wall-clock arrival time.
+        /// When the frame arrived on its socket (wall clock).
         received: SystemTime,
-        /// Monotonic arrival time, for latency measurements.
+        /// When the frame arrived on its socket (monotonic), for latencies.
         arrived: Instant,
         /// The observation.
         observation: Box<DecodedObservation>,
@@ -208,8 +208,11 @@ async fn serve(
             event = mission.next_event() => event,
         };
         let report = match event {
-            Ok(MissionEvent::Observation { received, json }) => {
-                let arrived = Instant::now();
+            Ok(MissionEvent::Observation {
+                received,
+                arrived,
+                json,
+            }) => {
                 match DecodedObservation::decode(json.as_bytes()) {
                     Ok(observation) => RoleEvent::Observation {
                         role,

@@ -401,6 +401,7 @@ pub fn convert_human_episode(
                 .collect(),
             li: s.li,
             inv: s.inv,
+            slots: Vec::new(),
         });
         if let Some(sync) = &sync {
             let mut state = env.state().clone();

@@ -31,6 +31,7 @@ pub use footer::{EndReason, EndRecord, Footer};
 pub use header::{FORMAT, Header};
 pub use reader::{Recording, TruncatedTail};
 pub use record::{EpisodeRecorder, SnapshotMode};
+pub use state::apply_sync;
 pub use step::{StateSnapshot, StepRecord, SyncEdits};
 pub use verify::{Mismatch, VerifyReport, verify};
 pub use writer::{Fsync, RecordingWriter, gzip_file};

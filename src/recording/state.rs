@@ -9,7 +9,7 @@ use super::header::{GridRecord, InitialRecord, hex};
 use super::step::{StateSnapshot, SyncEdits};
 use crate::sim::block::{BlockId, Blocks, NUM_BLOCKS};
 use crate::sim::coords::{Cell, PlayerPos, WorldSize};
-use crate::sim::inventory::{Inventory, NUM_SLOTS, Slot};
+use crate::sim::inventory::{Inventory, NUM_SLOTS, STACK_SIZE, Slot};
 use crate::sim::state::EnvState;
 
 /// A grid record of a world-sized block grid.
@@ -317,7 +317,11 @@ impl StateView {
 
 /// Applies external edits to a state (checked against the world size and player
 /// count). Inventory counts are set by giving or taking the difference, as a
-/// Minecraft inventory change would.
+/// Minecraft inventory change would; slots are set as given.
+///
+/// This is the one way repairs reach a simulator: the daemon applies the edits
+/// it records with it, and every replay applies the recorded edits with it, so a
+/// live episode and its replay cannot disagree about what a repair did.
 pub fn apply_sync(state: &mut EnvState, sync: &SyncEdits) -> Result<(), String> {
     let size = state.blocks.size();
     let n = state.player_positions.len();
@@ -374,6 +378,25 @@ pub fn apply_sync(state: &mut EnvState, sync: &SyncEdits) -> Result<(), String> 
                 "sync.inv[{k}]: {count} of block {block} do not fit"
             ));
         }
+    }
+    for (k, &[p, slot, block, count]) in sync.slots.iter().enumerate() {
+        if p < 0
+            || p as usize >= n
+            || !(0..NUM_SLOTS as i32).contains(&slot)
+            || !(0..NUM_BLOCKS as i32).contains(&block)
+            || !(0..=STACK_SIZE).contains(&count)
+        {
+            return Err(format!(
+                "sync.slots[{k}]: bad entry [{p}, {slot}, {block}, {count}]"
+            ));
+        }
+        state.inventories[p as usize].set_slot(
+            slot as usize,
+            Slot {
+                block: BlockId(block as u8),
+                count,
+            },
+        );
     }
     Ok(())
 }

@@ -83,6 +83,10 @@ pub struct SyncEdits {
     /// `[player, block_id, count]`: set how many of a block a player holds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inv: Vec<[i32; 3]>,
+    /// `[player, slot, block_id, count]`: set one inventory slot (slot 0..=35),
+    /// as mbag's daemon repairs a finite-blocks inventory from Minecraft's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slots: Vec<[i32; 4]>,
 }
 
 impl SyncEdits {
@@ -93,6 +97,17 @@ impl SyncEdits {
             && self.pos.is_empty()
             && self.li.is_empty()
             && self.inv.is_empty()
+            && self.slots.is_empty()
+    }
+
+    /// How many edits there are.
+    pub fn len(&self) -> usize {
+        self.blocks.len()
+            + self.block_states.len()
+            + self.pos.len()
+            + self.li.len()
+            + self.inv.len()
+            + self.slots.len()
     }
 }
 

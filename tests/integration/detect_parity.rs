@@ -188,7 +188,7 @@ fn replay(episode: &str) -> Outcome {
         let scope = divergence::SyncScope::new(detector);
         let report = divergence::compare(&config, &goal, env.state(), detector.state(), &scope);
         let mut state = env.state().clone();
-        divergence::apply(&mut state, &report.repairs);
+        mbag::recording::apply_sync(&mut state, &report.repair.simulator).expect("valid edits");
         env.set_state(state);
         detector.sync_positions(&env.state().player_positions);
     };

@@ -235,8 +235,10 @@ pub struct CommandsEndpoint {
 pub enum MissionEvent {
     /// An observation's JSON text.
     Observation {
-        /// Wall-clock time of arrival.
+        /// Wall-clock time the frame arrived on its socket.
         received: SystemTime,
+        /// Monotonic time the frame arrived on its socket, for latencies.
+        arrived: Instant,
         /// The JSON text.
         json: String,
     },
@@ -301,6 +303,8 @@ pub struct AgentMission {
 struct Frame {
     channel: Channel,
     connection: ConnectionId,
+    /// When the frame arrived on its socket (wall clock).
+    received: SystemTime,
     at: Instant,
     payload: Vec<u8>,
 }
@@ -443,11 +447,11 @@ impl AgentMission {
                         shorten(&text)
                     );
                 }
-                channel => {
+                _ => {
                     if self.early.len() == EARLY_CAPACITY {
                         self.early.pop_front();
                     }
-                    self.early.push_back(data_event(channel, frame.payload));
+                    self.early.push_back(data_event(frame));
                 }
             }
         }
@@ -550,7 +554,7 @@ impl AgentMission {
                 continue;
             };
             if frame.channel != Channel::MissionControl {
-                return Ok(data_event(frame.channel, frame.payload));
+                return Ok(data_event(frame));
             }
             let text = String::from_utf8_lossy(&frame.payload).into_owned();
             if is_ping(&text) {
@@ -681,9 +685,9 @@ impl AgentMission {
             channel,
             connection,
             peer,
+            received,
             at,
             event,
-            ..
         } = incoming;
         let control = channel == Channel::MissionControl;
         match event {
@@ -695,6 +699,7 @@ impl AgentMission {
                 Ok(Some(Frame {
                     channel,
                     connection,
+                    received,
                     at,
                     payload,
                 }))
@@ -737,10 +742,19 @@ impl AgentMission {
     }
 }
 
-fn data_event(channel: Channel, payload: Vec<u8>) -> MissionEvent {
+/// A data frame as an event, stamped with its arrival on the socket.
+fn data_event(frame: Frame) -> MissionEvent {
+    let Frame {
+        channel,
+        received,
+        at,
+        payload,
+        ..
+    } = frame;
     match channel {
         Channel::Observations => MissionEvent::Observation {
-            received: SystemTime::now(),
+            received,
+            arrived: at,
             json: String::from_utf8_lossy(&payload).into_owned(),
         },
         Channel::Rewards => MissionEvent::Reward(String::from_utf8_lossy(&payload).into_owned()),
