@@ -409,7 +409,8 @@ fn mission_xml(args: &MissionXmlArgs) -> anyhow::Result<u8> {
     };
     // The environment copies the palette column into the build area, as at reset.
     env.reset_with_goal(goal, &mut rng);
-    let mission = crate::daemon::session::mission_for(&config, env.goal(), &env.state().blocks)?;
+    let mission =
+        crate::daemon::seam::mission::mission_for(&config, env.goal(), &env.state().blocks)?;
     let role = Role(args.role);
     ensure!(
         (role.0 as usize) < mission.num_agents(),

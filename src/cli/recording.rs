@@ -193,11 +193,13 @@ fn print_report(r: &VerifyReport) -> bool {
     };
     if r.passed() {
         println!(
-            "ok   {}: {} steps replayed, {} states checked, {} with sync edits{notes}",
+            "ok   {}: {} steps replayed, {} states checked, {} with sync edits ({} edits, {} changed the state){notes}",
             r.path.display(),
             r.steps_replayed,
             r.states_checked,
-            r.sync_steps
+            r.sync_steps,
+            r.repairs.edits,
+            r.repairs.changed
         );
     } else {
         println!(

@@ -3,7 +3,7 @@
 //!
 //! [`MalmoState`] is the reference's `MalmoState`: what Minecraft shows (blocks,
 //! per-player positions, inventories, crosshair targets, held buttons), updated
-//! from one [`DecodedObservation`] at a time into [`StateDiff`]s. [`Detector`] turns
+//! from one [`Observation`] at a time into [`StateDiff`]s. [`Detector`] turns
 //! those diffs into [`HumanAction`]s with the reference's `get_human_actions`
 //! semantics (attribution through `last_breaking`/`last_placing`, the nearest-player
 //! fallback, unit moves, `blocks_on_ground` bookkeeping and GIVE_BLOCK), ignores the
@@ -46,10 +46,8 @@
 
 use std::collections::VecDeque;
 
+use super::seam::observation::{Button, ChangeKind, GridSizeError, ItemStack, Observation};
 use log::{debug, warn};
-use malmo_bridge::block::Block;
-use malmo_bridge::decoded::{DecodedObservation, HumanEvent, Stack};
-use malmo_bridge::mod_patch::BlockAction;
 
 use crate::sim::action::{Action, ActionType};
 use crate::sim::block::{BlockId, Blocks, NUM_BLOCKS};
@@ -102,15 +100,8 @@ impl DetectorConfig {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum DetectError {
     /// The `world` grid does not have one entry per cell.
-    #[error("the world grid has {got} cells, a {size} world has {expected}")]
-    GridSize {
-        /// Cells in the observation.
-        got: usize,
-        /// Cells of the world.
-        expected: usize,
-        /// The world size.
-        size: WorldSize,
-    },
+    #[error(transparent)]
+    GridSize(#[from] GridSizeError),
     /// The player index is not one of the episode's players.
     #[error("no player {0} in this episode")]
     UnknownPlayer(PlayerId),
@@ -126,7 +117,7 @@ pub struct PlayerView {
     pub held: Slot,
     /// Item names and counts of every slot and `held`, as reported (for the
     /// always-have check, which also counts tools).
-    pub items: Vec<Stack>,
+    pub items: Vec<ItemStack>,
     /// Feet position.
     pub position: PlayerPos,
     /// The world cell under the crosshair, within reach.
@@ -198,21 +189,6 @@ pub struct MalmoState {
     pub last_placing: Vec<Option<PlayerId>>,
 }
 
-fn block_id(block: Block) -> BlockId {
-    BlockId(block.mbag_id())
-}
-
-fn slot_of(stack: Option<&Stack>) -> Slot {
-    match stack.and_then(|s| Block::from_observed_name(&s.item)) {
-        Some(block) if block != Block::Air => Slot {
-            block: block_id(block),
-            count: i32::try_from(stack.map_or(0, |s| s.size)).unwrap_or(0),
-        },
-        // Air and non-block items (tools) are "no block" (§3).
-        _ => Slot::default(),
-    }
-}
-
 /// The player's cell as the reference computes it: `int()` truncates towards zero.
 fn truncated_cell(pos: PlayerPos) -> Cell {
     Cell::new(pos.x as i32, pos.y as i32, pos.z as i32)
@@ -224,8 +200,7 @@ impl MalmoState {
     pub fn new(config: &DetectorConfig, blocks: Blocks, positions: &[PlayerPos]) -> Self {
         let mut inventory = [Slot::default(); NUM_SLOTS];
         if config.inf_blocks {
-            for block in Block::PLACEABLE {
-                let id = block_id(block);
+            for id in BlockId::PLACEABLE {
                 inventory[usize::from(id.0)] = Slot {
                     block: id,
                     count: 1,
@@ -259,7 +234,7 @@ impl MalmoState {
         &mut self,
         config: &DetectorConfig,
         player: PlayerId,
-        obs: &DecodedObservation,
+        obs: &Observation,
     ) -> Result<Vec<StateDiff>, DetectError> {
         let p = player.0;
         if p >= self.players.len() {
@@ -290,29 +265,23 @@ impl MalmoState {
         let (placing, breaking) = if config.humans[p] {
             let mut placing = view.is_placing;
             let mut breaking = view.is_breaking;
-            for event in &obs.events {
-                if let HumanEvent::Key {
-                    command, pressed, ..
-                } = event
-                {
-                    match command.as_str() {
-                        "use" => {
-                            view.is_placing = *pressed;
-                            placing |= *pressed;
-                        }
-                        "attack" => {
-                            view.is_breaking = *pressed;
-                            breaking |= *pressed;
-                        }
-                        _ => {}
+            for change in &obs.buttons {
+                match change.button {
+                    Button::Use => {
+                        view.is_placing = change.pressed;
+                        placing |= change.pressed;
+                    }
+                    Button::Attack => {
+                        view.is_breaking = change.pressed;
+                        breaking |= change.pressed;
                     }
                 }
             }
             (placing, breaking)
         } else {
             // An AI presses buttons only through commands, echoed once.
-            view.is_placing = obs.commands.iter().any(|c| c == "use 1");
-            view.is_breaking = obs.commands.iter().any(|c| c == "attack 1");
+            view.is_placing = obs.echoed_use;
+            view.is_breaking = obs.echoed_attack;
             (view.is_placing, view.is_breaking)
         };
 
@@ -335,20 +304,11 @@ impl MalmoState {
         }
 
         let view = &mut self.players[p];
-        if !obs.inventory.is_empty() {
+        if let Some(inventory) = &obs.inventory {
             let before = view.block_counts();
-            for (i, slot) in view.inventory.iter_mut().enumerate() {
-                *slot = slot_of(obs.inventory.get(i).and_then(Option::as_ref));
-            }
-            view.held = slot_of(obs.held.as_ref());
-            view.items = obs
-                .inventory
-                .iter()
-                .take(NUM_SLOTS)
-                .flatten()
-                .chain(obs.held.as_ref())
-                .cloned()
-                .collect();
+            view.inventory = inventory.slots;
+            view.held = inventory.held;
+            view.items.clone_from(&inventory.items);
             let after = view.block_counts();
             for (b, (&was, &now)) in before.iter().zip(&after).enumerate() {
                 if was != now {
@@ -367,29 +327,19 @@ impl MalmoState {
     fn update_blocks(
         &mut self,
         size: WorldSize,
-        obs: &DecodedObservation,
+        obs: &Observation,
         diffs: &mut Vec<StateDiff>,
     ) -> Result<(), DetectError> {
-        let Some(grid) = obs.grid("world") else {
-            return Ok(());
+        let grid = match &obs.world {
+            None => return Ok(()),
+            Some(Err(e)) => return Err(e.clone().into()),
+            Some(Ok(grid)) => grid,
         };
-        if grid.len() != size.num_cells() {
-            return Err(DetectError::GridSize {
-                got: grid.len(),
-                expected: size.num_cells(),
-                size,
-            });
-        }
-        let (w, d) = (size.width, size.depth);
-        let mut unknown = 0usize;
         // Iterate in C order over (x, y, z) so diffs come in np.argwhere order.
         for cell in size.cells() {
-            let (x, y, z) = (cell.x as usize, cell.y as usize, cell.z as usize);
-            let Some(block) = grid[(y * d + z) * w + x] else {
-                unknown += 1;
+            let Some(after) = grid.get(cell) else {
                 continue;
             };
-            let after = block_id(block);
             let before = self.blocks.get(cell);
             if after != before {
                 self.blocks.set(cell, after);
@@ -400,9 +350,10 @@ impl MalmoState {
                 });
             }
         }
-        if unknown > 0 {
+        if obs.unknown_cells > 0 {
             warn!(
-                "{unknown} cells of the world grid hold no MBAG block; they keep their previous value"
+                "{} cells of the world grid hold no MBAG block; they keep their previous value",
+                obs.unknown_cells
             );
         }
         Ok(())
@@ -411,11 +362,8 @@ impl MalmoState {
 
 /// The world cell under the crosshair (§4.2 step 4): a hit on an integral
 /// coordinate at or behind the viewer's side is the far face of the block before it.
-fn looking_at(size: WorldSize, obs: &DecodedObservation, pos: PlayerPos) -> Option<Cell> {
-    let los = obs.line_of_sight.as_ref()?;
-    if !los.in_range || los.hit_type != "block" {
-        return None;
-    }
+fn looking_at(size: WorldSize, obs: &Observation, pos: PlayerPos) -> Option<Cell> {
+    let [hit_x, hit_y, hit_z] = obs.block_hit?;
     let near = |hit: f64, viewer: f64| {
         if hit <= viewer && hit.fract() == 0.0 {
             hit - 1.0
@@ -423,9 +371,9 @@ fn looking_at(size: WorldSize, obs: &DecodedObservation, pos: PlayerPos) -> Opti
             hit
         }
     };
-    let x = near(los.x, pos.x);
-    let y = near(los.y, pos.y + EYE_HEIGHT);
-    let z = near(los.z, pos.z);
+    let x = near(hit_x, pos.x);
+    let y = near(hit_y, pos.y + EYE_HEIGHT);
+    let z = near(hit_z, pos.z);
     let inside = |v: f64, n: usize| 0.0 <= v && v < n as f64;
     (inside(x, size.width) && inside(y, size.height) && inside(z, size.depth))
         .then(|| Cell::new(x as i32, y as i32, z as i32))
@@ -647,7 +595,7 @@ impl Detector {
     pub fn observe(
         &mut self,
         player: PlayerId,
-        obs: &DecodedObservation,
+        obs: &Observation,
     ) -> Result<Vec<HumanAction>, DetectError> {
         self.read_block_changes(obs);
         let diffs = self.state.update(&self.config, player, obs)?;
@@ -706,7 +654,7 @@ impl Detector {
     }
 
     /// Notes the new events of the patched mod's block-change log.
-    fn read_block_changes(&mut self, obs: &DecodedObservation) {
+    fn read_block_changes(&mut self, obs: &Observation) {
         for change in &obs.block_changes {
             if change.seq <= self.last_seq {
                 continue;
@@ -716,15 +664,14 @@ impl Detector {
                 warn!("a block change by {:?}, who is not a player", change.player);
                 continue;
             };
-            let [x, y, z] = change.cell;
-            let cell = Cell::new(x, y, z);
+            let cell = change.cell;
             if !self.config.size.contains(cell) {
                 continue;
             }
-            let broke = match change.action {
-                BlockAction::Place => false,
-                BlockAction::Break => true,
-                BlockAction::Other(_) => continue,
+            let broke = match change.kind {
+                ChangeKind::Place => false,
+                ChangeKind::Break => true,
+                ChangeKind::Other => continue,
             };
             self.attributions
                 .push((self.config.size.index(cell), PlayerId(p), broke));
@@ -1009,10 +956,10 @@ pub fn expected_diffs(
 
 #[cfg(test)]
 mod tests {
-    use malmo_bridge::decoded::DecodedGrid;
-    use malmo_bridge::observation::LineOfSight;
-
     use super::*;
+    use crate::daemon::seam::observation::{
+        ButtonChange, GridSizeError, ObservedInventory, WorldGrid,
+    };
 
     const SIZE: WorldSize = WorldSize::new(4, 4, 4);
 
@@ -1024,44 +971,23 @@ mod tests {
         }
     }
 
-    fn grid(blocks: &Blocks) -> DecodedGrid {
-        let (w, h, d) = (SIZE.width, SIZE.height, SIZE.depth);
-        let mut cells = vec![Some(Block::Air); w * h * d];
-        for cell in SIZE.cells() {
-            let (x, y, z) = (cell.x as usize, cell.y as usize, cell.z as usize);
-            cells[(y * d + z) * w + x] = Block::from_mbag_id(blocks.get(cell).0);
-        }
-        DecodedGrid {
-            name: "world".into(),
-            cells,
-        }
+    fn grid(blocks: &Blocks) -> Option<Result<WorldGrid, GridSizeError>> {
+        Some(Ok(WorldGrid::from_blocks(blocks)))
     }
 
-    fn at(pos: [f64; 3]) -> DecodedObservation {
-        DecodedObservation {
+    fn at(pos: [f64; 3]) -> Observation {
+        Observation {
             position: pos.map(Some),
             ..Default::default()
         }
     }
 
-    fn key(command: &str, pressed: bool) -> HumanEvent {
-        HumanEvent::Key {
-            time: 1000,
-            command: command.into(),
-            pressed,
-        }
+    fn key(button: Button, pressed: bool) -> ButtonChange {
+        ButtonChange { button, pressed }
     }
 
-    fn sight(hit: [f64; 3]) -> Option<LineOfSight> {
-        Some(LineOfSight {
-            hit_type: "block".into(),
-            x: hit[0],
-            y: hit[1],
-            z: hit[2],
-            kind: "dirt".into(),
-            in_range: true,
-            ..Default::default()
-        })
+    fn sight(hit: [f64; 3]) -> Option<[f64; 3]> {
+        Some(hit)
     }
 
     fn moves(kinds: &[ActionType]) -> Vec<Action> {
@@ -1100,14 +1026,14 @@ mod tests {
         );
         // Looking down at (1,1,1)'s top face, pressing attack.
         let mut obs = at([0.5, 2.0, 0.5]);
-        obs.events = vec![key("attack", true)];
-        obs.line_of_sight = sight([1.5, 2.0, 1.5]);
+        obs.buttons = vec![key(Button::Attack, true)];
+        obs.block_hit = sight([1.5, 2.0, 1.5]);
         assert_eq!(d.observe(PlayerId(0), &obs).unwrap(), vec![]);
         assert_eq!(d.state().players[0].looking_at, Some(Cell::new(1, 1, 1)));
         let mut broken = world.clone();
         broken.set(Cell::new(1, 1, 1), BlockId::AIR);
         let mut obs = at([0.5, 2.0, 0.5]);
-        obs.grids = vec![grid(&broken)];
+        obs.world = grid(&broken);
         let found = d.observe(PlayerId(0), &obs).unwrap();
         let index = SIZE.index(Cell::new(1, 1, 1));
         assert_eq!(
@@ -1131,7 +1057,7 @@ mod tests {
         // The palette column x = 3 is refilled by /clone: no action.
         placed.set(Cell::new(3, 2, 0), BlockId(6));
         let mut obs = at([0.5, 2.0, 0.5]);
-        obs.grids = vec![grid(&placed)];
+        obs.world = grid(&placed);
         let found = d.observe(PlayerId(0), &obs).unwrap();
         assert_eq!(
             found,
@@ -1157,7 +1083,7 @@ mod tests {
         let mut placed = world.clone();
         placed.set(Cell::new(0, 2, 0), BlockId(3));
         let mut obs = at([2.3, 3.0, 0.2]);
-        obs.grids = vec![grid(&placed)];
+        obs.world = grid(&placed);
         let found: Vec<Action> = d
             .observe(PlayerId(0), &obs)
             .unwrap()
@@ -1185,22 +1111,30 @@ mod tests {
         let mut d = Detector::new(config(2, 0, false), world.clone(), &positions);
         // Player 1 breaks the wool...
         let mut obs = at([1.5, 2.0, 2.5]);
-        obs.events = vec![key("attack", true)];
-        obs.line_of_sight = sight([2.0, 2.5, 2.5]);
+        obs.buttons = vec![key(Button::Attack, true)];
+        obs.block_hit = sight([2.0, 2.5, 2.5]);
         d.observe(PlayerId(1), &obs).unwrap();
         let mut broken = world.clone();
         broken.set(Cell::new(2, 2, 2), BlockId::AIR);
         let mut obs = at([0.5, 2.0, 0.5]);
-        obs.grids = vec![grid(&broken)];
+        obs.world = grid(&broken);
         let found = d.observe(PlayerId(0), &obs).unwrap();
         assert_eq!(found[0].action.kind, ActionType::BreakBlock);
         assert_eq!(found[0].player, PlayerId(1));
         // ...and player 0 picks it up.
         let mut obs = at([0.5, 2.0, 0.5]);
-        obs.inventory = vec![None; malmo_bridge::decoded::INVENTORY_SLOTS];
-        obs.inventory[0] = Some(Stack {
-            item: "wool".into(),
-            size: 1,
+        let mut slots = [Slot::default(); NUM_SLOTS];
+        slots[0] = Slot {
+            block: BlockId(9),
+            count: 1,
+        };
+        obs.inventory = Some(ObservedInventory {
+            slots,
+            held: Slot::default(),
+            items: vec![ItemStack {
+                item: "wool".into(),
+                count: 1,
+            }],
         });
         let found = d.observe(PlayerId(0), &obs).unwrap();
         assert_eq!(
@@ -1243,7 +1177,7 @@ mod tests {
         let mut placed = world.clone();
         placed.set(cell, BlockId(5));
         let mut obs = at([0.5, 2.0, 0.5]);
-        obs.grids = vec![grid(&placed)];
+        obs.world = grid(&placed);
         assert_eq!(d.observe(PlayerId(0), &obs).unwrap(), vec![]);
         assert!(d.take_unseen_expected().is_empty());
     }
@@ -1345,17 +1279,21 @@ mod tests {
             world.clone(),
             &[PlayerPos::new(0.5, 2.0, 0.5)],
         );
-        let mut g = grid(&world);
-        g.cells[0] = None;
+        let mut g = WorldGrid::from_blocks(&world);
+        g.set(Cell::new(0, 0, 0), None);
         let mut obs = at([0.5, 2.0, 0.5]);
-        obs.grids = vec![g.clone()];
+        obs.world = Some(Ok(g));
+        obs.unknown_cells = 1;
         assert_eq!(d.observe(PlayerId(0), &obs).unwrap(), vec![]);
         assert_eq!(d.state().blocks, world);
-        g.cells.pop();
-        obs.grids = vec![g];
+        obs.world = Some(Err(GridSizeError {
+            got: SIZE.num_cells() - 1,
+            expected: SIZE.num_cells(),
+            size: SIZE,
+        }));
         assert!(matches!(
             d.observe(PlayerId(0), &obs),
-            Err(DetectError::GridSize { .. })
+            Err(DetectError::GridSize(_))
         ));
     }
 

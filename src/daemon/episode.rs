@@ -16,14 +16,15 @@ use rand::rngs::StdRng;
 use tokio::sync::{mpsc, watch};
 
 use super::agent_thread::AgentThread;
-use super::emulated::{self, DriverReport, HumanScript};
 use super::executor::Executor;
 use super::lockstep::{
     Controller, Lockstep, LockstepParts, LockstepSettings, LoopEnd, LoopStats, StepView,
 };
 use super::recorder::RecorderThread;
 use super::roles::RoleHandle;
-use super::session::{Session, SessionError, mission_for};
+use super::seam::emulated::{self, DriverReport, HumanScript};
+use super::seam::mission::mission_for;
+use super::session::{Session, SessionError};
 use crate::agents::spec::{AgentFactory, AgentSpec, AgentSpecError};
 use crate::recording::header::{
     Controller as SeatController, ModelRef, PlayerEntry, Role, Source, SourceKind,
@@ -253,7 +254,8 @@ pub async fn run_episode(
             env.reset(goals, &mut rng)?;
         }
     }
-    let mission = mission_for(&config, env.goal(), &env.state().blocks)?;
+    let mission =
+        mission_for(&config, env.goal(), &env.state().blocks).map_err(SessionError::from)?;
 
     // Agents are built before Minecraft is touched: a bad model path should not
     // cost a mission start.
@@ -378,7 +380,11 @@ pub async fn run_episode(
     let camera = config.malmo.use_spectator.then(|| {
         super::spectator::spawn(
             roles[n].sender(),
-            config.world_size,
+            super::spectator::Extent([
+                config.world_size.width as f64,
+                config.world_size.height as f64,
+                config.world_size.depth as f64,
+            ]),
             config.malmo.rotate_spectator,
             camera_stopped,
         )
@@ -428,7 +434,7 @@ pub async fn run_episode(
                 HumanScript::Replay(actions.iter().copied().collect::<VecDeque<_>>())
             }
         };
-        let name = super::commands::player_name(&config, p);
+        let name = super::seam::commands::player_name(&config, p);
         drivers.push(emulated::spawn(
             world.clone(),
             &name,

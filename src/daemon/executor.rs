@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::commands::Instruction;
 use super::roles::{RoleGone, RoleSender};
+use super::seam::commands::Instruction;
 
 /// How many jobs may wait; the loop queues a few per step.
 const JOB_CAPACITY: usize = 256;

@@ -20,16 +20,14 @@
 //!   blocking it.
 
 pub mod agent_thread;
-pub mod aim;
-pub mod commands;
 pub mod detect;
 pub mod divergence;
-pub mod emulated;
 pub mod episode;
 pub mod executor;
 pub mod lockstep;
 pub mod recorder;
 pub mod roles;
+pub mod seam;
 pub mod session;
 pub mod spectator;
 pub mod translate;

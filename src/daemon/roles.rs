@@ -212,18 +212,16 @@ async fn serve(
                 received,
                 arrived,
                 json,
-            }) => {
-                match DecodedObservation::decode(json.as_bytes()) {
-                    Ok(observation) => RoleEvent::Observation {
-                        role,
-                        received,
-                        arrived,
-                        observation: Box::new(observation),
-                        raw: keep_raw.then_some(json),
-                    },
-                    Err(error) => RoleEvent::Undecodable { role, error },
-                }
-            }
+            }) => match DecodedObservation::decode(json.as_bytes()) {
+                Ok(observation) => RoleEvent::Observation {
+                    role,
+                    received,
+                    arrived,
+                    observation: Box::new(observation),
+                    raw: keep_raw.then_some(json),
+                },
+                Err(error) => RoleEvent::Undecodable { role, error },
+            },
             Ok(MissionEvent::Ended(ended)) => {
                 let status = ended.status;
                 let _ = events.send(RoleEvent::Ended { role, status }).await;

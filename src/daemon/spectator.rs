@@ -13,13 +13,17 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::roles::RoleSender;
-use crate::sim::coords::WorldSize;
 
 /// How often the camera moves.
 pub const PERIOD: Duration = Duration::from_millis(30);
 
 /// The camera's angular speed around the centre, radians per second.
 pub const RAD_PER_SECOND: f64 = 0.1;
+
+/// The world's width, height and depth in blocks (Minecraft's x, y, z), which
+/// is all the camera needs to know of it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Extent(pub [f64; 3]);
 
 /// One camera position: feet position and look angles (degrees).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -36,8 +40,8 @@ pub struct Pose {
 /// the start). The path is an ellipse around the world's centre, two blocks
 /// above it, rising by half the height as it passes over the wall between the
 /// build area and the goal copy (on the +x side).
-pub fn pose(size: WorldSize, t: f64, rotate: bool) -> Pose {
-    let (w, h, d) = (size.width as f64, size.height as f64, size.depth as f64);
+pub fn pose(size: Extent, t: f64, rotate: bool) -> Pose {
+    let [w, h, d] = size.0;
     let centre = [w / 2.0, h / 2.0, d / 2.0];
     let x_axis = w / 2.0 + d / 3.0;
     let z_axis = d / 2.0 + w / 3.0;
@@ -75,7 +79,7 @@ pub fn pose_commands(pose: Pose) -> [Command; 3] {
 /// fly, then the path of [`pose`].
 pub fn spawn(
     spectator: RoleSender,
-    size: WorldSize,
+    size: Extent,
     rotate: bool,
     mut stop: watch::Receiver<bool>,
 ) -> JoinHandle<()> {
@@ -125,7 +129,7 @@ mod tests {
 
     #[test]
     fn the_camera_starts_behind_the_build_looking_at_its_centre() {
-        let size = WorldSize::new(11, 10, 10);
+        let size = Extent([11.0, 10.0, 10.0]);
         let p = pose(size, 0.0, true);
         // x_axis = 5.5 + 10/3; at angle 0, x = 5.5, u = 0.5.
         let x_axis = 5.5 + 10.0 / 3.0;
@@ -139,7 +143,7 @@ mod tests {
 
     #[test]
     fn it_rises_over_the_goal_side_and_does_not_move_without_rotation() {
-        let size = WorldSize::new(11, 10, 10);
+        let size = Extent([11.0, 10.0, 10.0]);
         let quarter = std::f64::consts::FRAC_PI_2 / RAD_PER_SECOND;
         let goal_side = pose(size, quarter, true);
         let build_side = pose(size, 3.0 * quarter, true);

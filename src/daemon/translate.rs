@@ -8,10 +8,10 @@
 
 use rand::Rng;
 
-use super::aim;
-use super::commands::{self, Instruction, PlaceBreak, PlaceSource};
 use super::detect::{AiEffect, DetectorConfig, MalmoState, StateDiff, expected_diffs};
-use super::divergence;
+use super::seam::aim;
+use super::seam::commands::{self, Instruction, PlaceBreak, PlaceSource};
+use super::seam::upkeep;
 use crate::sim::action::{Action, ActionType};
 use crate::sim::block::BlockId;
 use crate::sim::config::Config;
@@ -162,8 +162,7 @@ pub fn translate(
             };
             let source = if config.abilities.inf_blocks {
                 if view.settled {
-                    let repairs =
-                        divergence::ai_inventory_repairs(config, p, &view.now.players[p]);
+                    let repairs = upkeep::ai_inventory_repairs(config, p, &view.now.players[p]);
                     reordered_slots = !repairs.is_empty();
                     instructions.extend(repairs);
                 }
@@ -215,4 +214,204 @@ pub fn translate(
         expected,
         reordered_slots,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+    use rand::rngs::StdRng;
+    use serde_json::json;
+
+    use super::*;
+    use crate::sim::block::Blocks;
+    use crate::sim::env::Env;
+
+    /// One flying AI in a 5x5x5 world, at its start, with tracing on.
+    fn env(teleportation: bool, inf_blocks: bool) -> Env {
+        let config = Config::from_json(&json!({
+            "num_players": 1,
+            "world_size": [5, 5, 5],
+            "players": [{"is_human": false}],
+            "abilities": {"teleportation": teleportation, "flying": true, "inf_blocks": inf_blocks},
+        }))
+        .unwrap();
+        let mut env = Env::new(config);
+        env.set_tracing(true);
+        let goal = Blocks::initial_world(env.size());
+        env.reset_with_goal(goal, &mut StdRng::seed_from_u64(1));
+        env
+    }
+
+    fn lines(instructions: &[Instruction]) -> Vec<String> {
+        instructions
+            .iter()
+            .filter_map(|i| match i {
+                Instruction::Send { command, .. } => Some(command.to_string()),
+                Instruction::Sleep(_) => None,
+            })
+            .collect()
+    }
+
+    /// Steps `action` and translates it against Minecraft showing `minecraft`.
+    fn run(env: &mut Env, action: Action, minecraft: &MalmoState) -> Result<Translation, NotSent> {
+        let outcome = env.step(&[action]).unwrap().clone();
+        let detector = DetectorConfig::from_config(env.config());
+        let executed = Executed {
+            player: 0,
+            action: outcome.infos[0].action,
+            attempt: env
+                .place_break_attempts()
+                .iter()
+                .find(|a| a.chosen.is_some()),
+            given: None,
+            position: env.state().player_positions[0],
+        };
+        let view = View {
+            now: minecraft,
+            predicted: minecraft,
+            settled: true,
+        };
+        translate(
+            env.config(),
+            &detector,
+            &executed,
+            view,
+            &mut StdRng::seed_from_u64(0),
+        )
+    }
+
+    fn minecraft_as(env: &Env) -> MalmoState {
+        MalmoState::new(
+            &DetectorConfig::from_config(env.config()),
+            env.state().blocks.clone(),
+            &env.state().player_positions,
+        )
+    }
+
+    #[test]
+    fn a_place_is_aimed_clicked_and_expected() {
+        let mut env = env(true, true);
+        let minecraft = minecraft_as(&env);
+        let cell = Cell::new(2, 2, 2);
+        let place = Action::new(
+            ActionType::PlaceBlock,
+            env.size().index(cell),
+            BlockId::PLANKS,
+        );
+        let sent = run(&mut env, place, &minecraft).expect("sent");
+        assert_eq!(
+            sent.effect,
+            AiEffect::Place {
+                cell,
+                block: BlockId::PLANKS
+            }
+        );
+        assert_eq!(
+            sent.expected,
+            [StateDiff::Block {
+                cell,
+                before: BlockId::AIR,
+                after: BlockId::PLANKS
+            }]
+        );
+        let lines = lines(&sent.instructions);
+        assert!(lines[0].starts_with("tp "), "{lines:?}");
+        assert!(lines[1].starts_with("setYaw ") && lines[2].starts_with("setPitch "));
+        assert!(lines.iter().any(|l| l == "use 1"), "{lines:?}");
+        assert!(!sent.reordered_slots);
+    }
+
+    #[test]
+    fn a_place_minecraft_already_shows_filled_is_not_clicked() {
+        let mut env = env(true, true);
+        let mut minecraft = minecraft_as(&env);
+        let cell = Cell::new(2, 2, 2);
+        // A person placed there; the simulator has not seen it yet.
+        minecraft.blocks.set(cell, BlockId::DIRT);
+        let place = Action::new(
+            ActionType::PlaceBlock,
+            env.size().index(cell),
+            BlockId::PLANKS,
+        );
+        assert_eq!(
+            run(&mut env, place, &minecraft),
+            Err(NotSent::Overtaken {
+                kind: Interaction::Place,
+                cell,
+                there: BlockId::DIRT
+            })
+        );
+    }
+
+    #[test]
+    fn a_break_expects_the_block_minecraft_shows() {
+        let mut env = env(true, true);
+        let cell = Cell::new(2, 1, 2);
+        let mut minecraft = minecraft_as(&env);
+        // Minecraft shows a different block there than the simulator: the
+        // expectation follows Minecraft.
+        minecraft.blocks.set(cell, BlockId::STONE);
+        let brk = Action::new(ActionType::BreakBlock, env.size().index(cell), BlockId::AIR);
+        let sent = run(&mut env, brk, &minecraft).expect("sent");
+        assert_eq!(
+            sent.expected,
+            [StateDiff::Block {
+                cell,
+                before: BlockId::STONE,
+                after: BlockId::AIR
+            }]
+        );
+        assert!(lines(&sent.instructions).iter().any(|l| l == "attack 1"));
+    }
+
+    #[test]
+    fn a_move_teleports_to_the_new_position_and_a_noop_sends_nothing() {
+        let mut env = env(false, true);
+        let minecraft = minecraft_as(&env);
+        let before = env.state().player_positions[0];
+        let step = Action::new(ActionType::MovePosX, Default::default(), BlockId::AIR);
+        let sent = run(&mut env, step, &minecraft).expect("sent");
+        let after = env.state().player_positions[0];
+        assert_ne!(before, after);
+        assert_eq!(sent.effect, AiEffect::Move { to: after });
+        assert!(lines(&sent.instructions)[0].starts_with("tp "));
+        assert_eq!(run(&mut env, Action::NOOP, &minecraft), Err(NotSent::Noop));
+    }
+
+    #[test]
+    fn finite_blocks_place_from_the_slot_minecraft_shows() {
+        let mut env = env(true, false);
+        let mut minecraft = minecraft_as(&env);
+        let cell = Cell::new(2, 2, 2);
+        let place = Action::new(
+            ActionType::PlaceBlock,
+            env.size().index(cell),
+            BlockId::PLANKS,
+        );
+        // The simulator's player has none, so the step does nothing; Minecraft
+        // has none either: nothing is sent.
+        assert_eq!(run(&mut env, place, &minecraft), Err(NotSent::Noop));
+        // With planks in the simulator but not in Minecraft, the place is not
+        // clicked (the divergence checks reconcile the two).
+        let mut state = env.state().clone();
+        state.inventories[0].try_give(BlockId::PLANKS, 3);
+        env.set_state(state);
+        assert_eq!(
+            run(&mut env, place, &minecraft),
+            Err(NotSent::NoBlock(BlockId::PLANKS))
+        );
+        // In hotbar slot 4 in Minecraft: pressed there.
+        minecraft.players[0].inventory[4] = crate::sim::inventory::Slot {
+            block: BlockId::PLANKS,
+            count: 3,
+        };
+        let next = Cell::new(1, 2, 2);
+        let place = Action::new(
+            ActionType::PlaceBlock,
+            env.size().index(next),
+            BlockId::PLANKS,
+        );
+        let sent = run(&mut env, place, &minecraft).expect("sent");
+        assert!(lines(&sent.instructions).iter().any(|l| l == "hotbar.5 1"));
+    }
 }

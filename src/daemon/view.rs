@@ -6,16 +6,17 @@
 //! observation passes through [`MinecraftView::read`], whatever the loop is
 //! waiting for at the time.
 
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
 use log::{debug, warn};
 use serde_json::{Value, json};
 
-use super::commands::{self, Instruction, Item};
 use super::detect::{Detector, DetectorConfig, MalmoState};
-use super::divergence::{self, MissingItems};
 use super::lockstep::{LockstepError, LoopStats};
 use super::roles::RoleEvent;
+use super::seam;
+use super::seam::commands::{self, Instruction, Item};
+use super::seam::upkeep::{self, MissingItems};
 use crate::sim::action::Action;
 use crate::sim::config::Config;
 use crate::sim::coords::PlayerId;
@@ -123,6 +124,7 @@ impl MinecraftView {
         if let Some(raw) = raw {
             self.raw[role].push(json!([unix_seconds(received), raw]));
         }
+        let observation = seam::observation::read(&observation, config.world_size);
         match self.detector.observe(PlayerId(role), &observation) {
             // The set-up's teleports and gifts are not human actions.
             Ok(_) if !self.detecting => {}
@@ -181,7 +183,7 @@ impl MinecraftView {
         (0..self.humans.len())
             .filter(|&p| !self.humans[p])
             .flat_map(|p| {
-                divergence::ai_inventory_repairs(config, p, &self.detector.state().players[p])
+                upkeep::ai_inventory_repairs(config, p, &self.detector.state().players[p])
             })
             .collect()
     }
@@ -190,11 +192,6 @@ impl MinecraftView {
     pub fn take_raw(&mut self) -> Vec<Vec<Value>> {
         let n = self.raw.len();
         std::mem::replace(&mut self.raw, vec![Vec::new(); n])
-    }
-
-    /// Time since the view was made.
-    pub fn elapsed(&self) -> Duration {
-        self.epoch.elapsed()
     }
 }
 

@@ -33,5 +33,5 @@ pub use reader::{Recording, TruncatedTail};
 pub use record::{EpisodeRecorder, SnapshotMode};
 pub use state::apply_sync;
 pub use step::{StateSnapshot, StepRecord, SyncEdits};
-pub use verify::{Mismatch, VerifyReport, verify};
+pub use verify::{Mismatch, RepairCount, VerifyReport, verify};
 pub use writer::{Fsync, RecordingWriter, gzip_file};

@@ -5,13 +5,16 @@ use std::path::{Path, PathBuf};
 
 use super::codec::{ActionRecord, Float};
 use super::error::RecordingError;
-use super::header::Header;
+use super::header::{Header, SourceKind};
 use super::reader::{Recording, TruncatedTail};
 use super::state::{StateView, apply_sync, grid_from_record, state_from_initial, state_hash};
-use super::step::{PlayerInfo, StepRecord};
+use super::step::{PlayerInfo, StepRecord, SyncEdits};
 use crate::eval::metrics;
+use crate::sim::block::BlockId;
 use crate::sim::config::Config;
+use crate::sim::coords::Cell;
 use crate::sim::env::{Env, StepInfo};
+use crate::sim::state::EnvState;
 
 /// Most mismatches kept per file; the first ones say what went wrong.
 const MAX_MISMATCHES: usize = 50;
@@ -58,6 +61,11 @@ pub struct VerifyReport {
     pub states_checked: usize,
     /// Steps with external sync edits.
     pub sync_steps: usize,
+    /// Sync edits applied, and of those, how many changed the replayed state.
+    /// In a recording of mbag's daemon every edit repairs a difference the
+    /// live simulator had, so an edit that changes nothing in the replay means
+    /// the two disagreed before the repair and is a mismatch.
+    pub repairs: RepairCount,
     /// Disagreements (at most 50 kept); replay stops after the first state
     /// mismatch, since everything after it would differ too.
     pub mismatches: Vec<Mismatch>,
@@ -65,6 +73,83 @@ pub struct VerifyReport {
     pub tail: Option<TruncatedTail>,
     /// Whether the file has a footer.
     pub finished: bool,
+}
+
+/// What the sync edits of a recording did in its replay.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RepairCount {
+    /// Edits applied (a block's id and state count as one edit).
+    pub edits: usize,
+    /// Edits that changed the replayed state.
+    pub changed: usize,
+}
+
+/// The edits of `sync` that would leave `state` as it is, each named as the
+/// recording names it (`sync.blocks[3]`) with what the state already holds.
+/// A block edit counts as one with its state; inventory counts and slots are
+/// compared as applied.
+fn unchanged_edits(state: &EnvState, sync: &SyncEdits) -> (usize, Vec<(String, String)>) {
+    let mut edits = 0;
+    let mut same = Vec::new();
+    let size = state.blocks.size();
+    let cell = |x: i32, y: i32, z: i32| {
+        let c = Cell::new(x, y, z);
+        size.contains(c).then_some(c)
+    };
+    for (k, &[x, y, z, id]) in sync.blocks.iter().enumerate() {
+        edits += 1;
+        if let Some(c) = cell(x, y, z) {
+            let state_edit = sync
+                .block_states
+                .iter()
+                .find(|e| e[..3] == [x, y, z])
+                .map_or(i32::from(state.blocks.state(c)), |e| e[3]);
+            let now = (
+                i32::from(state.blocks.get(c).0),
+                i32::from(state.blocks.state(c)),
+            );
+            if now == (id, state_edit) {
+                same.push((
+                    format!("sync.blocks[{k}]"),
+                    format!("block {id} at [{x}, {y}, {z}]"),
+                ));
+            }
+        }
+    }
+    for (k, &[p, x, y, z]) in sync.pos.iter().enumerate() {
+        edits += 1;
+        let here = state.player_positions.get(p as usize);
+        if here.is_some_and(|h| (h.x, h.y, h.z) == (x, y, z)) {
+            same.push((
+                format!("sync.pos[{k}]"),
+                format!("player {p} at [{x}, {y}, {z}]"),
+            ));
+        }
+    }
+    for (k, &[p, block, count]) in sync.inv.iter().enumerate() {
+        edits += 1;
+        let inv = state.inventories.get(p as usize);
+        if inv.is_some_and(|i| i.count(BlockId(block as u8)) == count) {
+            same.push((
+                format!("sync.inv[{k}]"),
+                format!("player {p} has {count} of block {block}"),
+            ));
+        }
+    }
+    for (k, &[p, slot, block, count]) in sync.slots.iter().enumerate() {
+        edits += 1;
+        let now = state
+            .inventories
+            .get(p as usize)
+            .and_then(|i| i.slots().get(slot as usize));
+        if now.is_some_and(|s| (i32::from(s.block.0), s.count) == (block, count)) {
+            same.push((
+                format!("sync.slots[{k}]"),
+                format!("player {p}'s slot {slot} holds {count} of block {block}"),
+            ));
+        }
+    }
+    (edits, same)
 }
 
 impl VerifyReport {
@@ -167,6 +252,13 @@ pub fn verify_into(
     let mut every_step_has_info = true;
     let mut states_checked = 0;
     let mut sync_steps = 0;
+    let mut repairs = RepairCount::default();
+    // mbag's daemon records only edits that repair a difference; converted
+    // data keeps whatever its source wrote.
+    let repairs_must_change = matches!(
+        rec.header.source.kind,
+        SourceKind::Play | SourceKind::Record | SourceKind::Watch
+    );
     let mut state_failed = false;
     for (step, &line) in rec.steps.iter().zip(&rec.step_lines) {
         let t = Some(step.t);
@@ -255,6 +347,20 @@ pub fn verify_into(
             && !sync.is_empty()
         {
             sync_steps += 1;
+            let (edits, same) = unchanged_edits(env.state(), sync);
+            repairs.edits += edits;
+            repairs.changed += edits - same.len();
+            if repairs_must_change {
+                for (field, already) in same {
+                    out.push(
+                        line,
+                        t,
+                        field,
+                        "a change".into(),
+                        format!("already {already}"),
+                    );
+                }
+            }
             let mut state = env.state().clone();
             apply_sync(&mut state, sync).map_err(|m| err("sync".into(), m))?;
             env.set_state(state);
@@ -341,9 +447,47 @@ pub fn verify_into(
         steps_replayed,
         states_checked,
         sync_steps,
+        repairs,
         mismatches: out.0,
         tail: rec.tail.clone(),
         finished: rec.footer.is_some(),
     };
     Ok((report, env))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::coords::{PlayerPos, WorldSize};
+    use crate::sim::inventory::Inventory;
+
+    fn state() -> EnvState {
+        let size = WorldSize::new(3, 3, 3);
+        EnvState {
+            blocks: crate::sim::block::Blocks::initial_world(size),
+            last_interacted: vec![-1; size.num_cells()],
+            player_positions: vec![PlayerPos::new(0.5, 2.0, 0.5)],
+            inventories: vec![Inventory::default()],
+            timestep: 0,
+            timesteps_with_no_progress: 0,
+            maximum_goal_percentages: vec![0.0],
+        }
+    }
+
+    #[test]
+    fn edits_that_change_nothing_are_named() {
+        let state = state();
+        let sync = SyncEdits {
+            // Dirt is already at y = 1; planks at y = 2 is a change.
+            blocks: vec![[1, 1, 1, 2], [1, 2, 1, 6]],
+            block_states: vec![[1, 1, 1, 0], [1, 2, 1, 0]],
+            pos: vec![[0.0, 0.5, 2.0, 0.5], [0.0, 1.5, 2.0, 0.5]],
+            slots: vec![[0, 3, 0, 0], [0, 3, 6, 2]],
+            ..SyncEdits::default()
+        };
+        let (edits, same) = unchanged_edits(&state, &sync);
+        assert_eq!(edits, 6);
+        let fields: Vec<&str> = same.iter().map(|(f, _)| f.as_str()).collect();
+        assert_eq!(fields, ["sync.blocks[0]", "sync.pos[0]", "sync.slots[0]"]);
+    }
 }

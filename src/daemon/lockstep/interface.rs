@@ -8,10 +8,10 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
 use crate::daemon::agent_thread::{AgentThread, AgentThreadError};
-use crate::daemon::commands;
 use crate::daemon::executor::{Executor, ExecutorReport};
 use crate::daemon::recorder::{RecorderError, RecorderThread};
 use crate::daemon::roles::RoleEvent;
+use crate::daemon::seam::commands;
 use crate::recording::{EndRecord, EpisodeRecorder};
 use crate::sim::env::Env;
 
@@ -122,7 +122,6 @@ pub enum LockstepError {
     Interrupted,
 }
 
-
 /// Latencies the loop measured, for `mbag bench daemon`.
 #[derive(Clone, Debug, Default)]
 pub struct LoopStats {
@@ -160,7 +159,6 @@ pub struct LoopEnd {
     /// The error that stopped the loop, if any.
     pub error: Option<LockstepError>,
 }
-
 
 /// The parts a [`Lockstep`] is built from.
 #[derive(Debug)]

@@ -34,11 +34,11 @@ use tokio::sync::{mpsc, watch};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 
-use super::commands::{self, Instruction};
 use super::divergence::{self, Divergence, Repair, SyncScope};
 use super::executor::{Executor, ExecutorReport, Job, JobKind};
 use super::recorder::RecorderThread;
 use super::roles::RoleEvent;
+use super::seam::commands::{self, Instruction};
 use super::view::MinecraftView;
 use crate::recording::{EndReason, EndRecord, EpisodeRecorder, SyncEdits, apply_sync};
 use crate::sim::action::Action;
@@ -48,14 +48,13 @@ mod agents;
 mod interface;
 mod pump;
 
-use pump::Until;
 pub use interface::{
     Controller, LockstepError, LockstepParts, LockstepSettings, LoopEnd, LoopStats, StepView,
 };
+use pump::Until;
 
 /// The longest the end of an episode waits for AI actions in flight.
 const END_SETTLE_LIMIT: Duration = Duration::from_secs(60);
-
 
 /// The lockstep loop of one episode.
 #[derive(Debug)]

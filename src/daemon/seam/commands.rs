@@ -285,7 +285,7 @@ pub struct PlaceBreak {
 /// The commands of an AI place (§5 "Place block b at loc", steps 2-6) or break
 /// ("Break at loc", with the floor and wall repair and the bedrock/barrier
 /// clearing). Step 1 (re-organising the inventory with infinite blocks) depends on
-/// observations and is [`crate::daemon::divergence::ai_inventory_repairs`].
+/// observations and is [`super::upkeep::ai_inventory_repairs`].
 pub fn place_break(
     config: &Config,
     agent: usize,

@@ -19,8 +19,8 @@ use malmo_bridge::emulator::{Button, HumanError, ScriptedHuman, WorldHandle};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::agent_thread::AgentThread;
-use super::lockstep::StepView;
+use crate::daemon::agent_thread::AgentThread;
+use crate::daemon::lockstep::StepView;
 use crate::sim::action::{Action, ActionType};
 
 /// Where the emulated human's actions come from.
