@@ -380,3 +380,220 @@ pub fn vecenv_scaling(
     }
     Ok(result)
 }
+
+/// What `mbag bench env` measures.
+#[derive(Clone, Debug)]
+pub struct EnvBench {
+    /// Repetitions per rollout, each from a fresh env.
+    pub reps: usize,
+    /// Environment steps per repetition.
+    pub steps: usize,
+    /// Seed of the first repetition (repetition r uses seed + r).
+    pub seed: u64,
+    /// Only these rollouts (all when empty).
+    pub only: Vec<String>,
+    /// The folder of CraftAssist houses the goals come from.
+    pub houses: std::path::PathBuf,
+    /// Environments of the vectorised-API measurement.
+    pub vec_envs: usize,
+    /// Threads of the vectorised-API measurement, against 1.
+    pub vec_threads: usize,
+    /// Steps per round of the vectorised-API measurement.
+    pub vec_steps: usize,
+    /// Alternating rounds of the vectorised-API measurement.
+    pub vec_rounds: usize,
+}
+
+/// Why `mbag bench env` could not measure.
+#[derive(Debug, thiserror::Error)]
+pub enum EnvBenchError {
+    /// A rollout name that is not one of [`ROLLOUTS`].
+    #[error("unknown rollout {name:?}; known: {known}")]
+    UnknownRollout {
+        /// The name given.
+        name: String,
+        /// The known names.
+        known: String,
+    },
+    /// Nothing to measure.
+    #[error("repetitions and steps must be positive")]
+    Empty,
+    /// The goals could not be generated.
+    #[error(transparent)]
+    Goals(#[from] GoalError),
+    /// A rollout failed.
+    #[error("rollout {name}: {message}")]
+    Rollout {
+        /// The rollout.
+        name: &'static str,
+        /// What failed.
+        message: String,
+    },
+}
+
+/// One scenario's figures.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScenarioResult {
+    /// The scenario's key in the reference's figures.
+    pub key: &'static str,
+    /// The slowest repetition, steps/s.
+    pub min: f64,
+    /// The median repetition, steps/s.
+    pub median: f64,
+    /// The reference's median, steps/s, where the figures have it.
+    pub reference: Option<f64>,
+}
+
+impl ScenarioResult {
+    /// Our median over the reference's.
+    pub fn ratio(&self) -> Option<f64> {
+        self.reference.map(|r| self.median / r)
+    }
+}
+
+/// Resets with goal generation, in seconds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ResetResult {
+    /// How many were timed.
+    pub count: usize,
+    /// The fastest.
+    pub min: f64,
+    /// The median.
+    pub median: f64,
+    /// The reference's median.
+    pub reference: f64,
+}
+
+/// Everything `mbag bench env` measured.
+#[derive(Clone, Debug)]
+pub struct EnvReport {
+    /// Per selected scenario, in [`SCENARIOS`] order.
+    pub scenarios: Vec<ScenarioResult>,
+    /// Resets with goal generation, when any were timed.
+    pub resets: Option<ResetResult>,
+    /// Per selected rollout: its name, and the median microseconds per step in
+    /// the env and in masks or agents.
+    pub per_step_us: Vec<(&'static str, f64, f64)>,
+    /// The vectorised API on 1 and on N threads.
+    pub vecenv: VecEnvScaling,
+    /// The reference's single env with masks, steps/s, for the vectorised API's
+    /// scale.
+    pub vecenv_reference: Option<f64>,
+}
+
+impl EnvReport {
+    /// The slowest scenario's ratio to the reference.
+    pub fn worst_ratio(&self) -> Option<f64> {
+        self.scenarios
+            .iter()
+            .filter_map(ScenarioResult::ratio)
+            .min_by(f64::total_cmp)
+    }
+}
+
+/// Runs the rollouts of `bench` (repetitions outer, rollouts inner, as the
+/// reference does, so slow drifts of the machine hit every rollout alike), then
+/// the vectorised API, and summarises them against `baseline`. `progress` is
+/// told each rollout as it starts and once per repetition of a rollout done
+/// or skipped.
+pub fn measure(
+    bench: &EnvBench,
+    baseline: &super::baseline::Baseline,
+    progress: &mut dyn FnMut(Option<&'static str>),
+) -> Result<EnvReport, EnvBenchError> {
+    if bench.reps == 0 || bench.steps == 0 {
+        return Err(EnvBenchError::Empty);
+    }
+    let known: Vec<&str> = ROLLOUTS.iter().map(|r| r.name).collect();
+    if let Some(bad) = bench.only.iter().find(|o| !known.contains(&o.as_str())) {
+        return Err(EnvBenchError::UnknownRollout {
+            name: bad.clone(),
+            known: known.join(", "),
+        });
+    }
+    let selected = |name: &str| bench.only.is_empty() || bench.only.iter().any(|o| o == name);
+    let mut goals = bench_goals(&bench.houses)?;
+    let mut timings: Vec<Vec<Timing>> = vec![Vec::new(); ROLLOUTS.len()];
+    let mut reset_times = Vec::new();
+    for rep in 0..bench.reps {
+        for (k, r) in ROLLOUTS.iter().enumerate() {
+            if !selected(r.name) {
+                progress(None);
+                continue;
+            }
+            progress(Some(r.name));
+            let t = rollout(
+                r,
+                bench.seed + rep as u64,
+                bench.steps,
+                goals.as_mut(),
+                &mut reset_times,
+            )
+            .map_err(|e| EnvBenchError::Rollout {
+                name: r.name,
+                message: e.to_string(),
+            })?;
+            timings[k].push(t);
+            progress(None);
+        }
+    }
+    let rollout_index = |name: &str| {
+        ROLLOUTS
+            .iter()
+            .position(|r| r.name == name)
+            .expect("a known rollout")
+    };
+    let steps = bench.steps as f64;
+    let scenarios = SCENARIOS
+        .iter()
+        .filter(|s| selected(s.rollout))
+        .map(|s| {
+            let mut rates: Vec<f64> = timings[rollout_index(s.rollout)]
+                .iter()
+                .map(|t| {
+                    let policy = if s.with_policy { t.policy } else { Duration::ZERO };
+                    steps / (t.env + policy).as_secs_f64()
+                })
+                .collect();
+            ScenarioResult {
+                key: s.key,
+                min: rates.iter().copied().fold(f64::INFINITY, f64::min),
+                median: median(&mut rates),
+                reference: baseline.median(s.key),
+            }
+        })
+        .collect();
+    let resets = (!reset_times.is_empty()).then(|| ResetResult {
+        count: reset_times.len(),
+        min: reset_times.iter().copied().fold(f64::INFINITY, f64::min),
+        median: median(&mut reset_times.clone()),
+        reference: baseline.reset_with_goal_generation_s.median,
+    });
+    let per_step_us = ROLLOUTS
+        .iter()
+        .filter(|r| selected(r.name))
+        .map(|r| {
+            let t = &timings[rollout_index(r.name)];
+            let mut env: Vec<f64> = t.iter().map(|t| t.env.as_secs_f64() * 1e6 / steps).collect();
+            let mut pol: Vec<f64> = t
+                .iter()
+                .map(|t| t.policy.as_secs_f64() * 1e6 / steps)
+                .collect();
+            (r.name, median(&mut env), median(&mut pol))
+        })
+        .collect();
+    let vecenv = vecenv_scaling(
+        bench.vec_envs,
+        bench.vec_threads,
+        bench.vec_steps,
+        bench.vec_rounds,
+        &bench.houses,
+    )?;
+    Ok(EnvReport {
+        scenarios,
+        resets,
+        per_step_us,
+        vecenv,
+        vecenv_reference: baseline.median("uniform_valid_2p_walk_with_masks"),
+    })
+}

@@ -9,9 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::agents::spec::StandardAgents;
 use crate::bench::baseline::Baseline;
-use crate::bench::env::{
-    ROLLOUTS, SCENARIOS, Timing, bench_goals, median, rollout, vecenv_scaling,
-};
+use crate::bench::env::{EnvBench, ROLLOUTS, measure as measure_env, median};
 use crate::bench::nn::{
     BenchModel, DirectTiming, MODELS, OutputCopy, direct_time_of, load_model, observations,
     run_service, time_direct,
@@ -273,54 +271,32 @@ pub fn run(command: BenchCommand) -> anyhow::Result<u8> {
 }
 
 fn env(args: EnvBenchArgs) -> anyhow::Result<u8> {
-    anyhow::ensure!(
-        args.reps > 0 && args.steps > 0,
-        "--reps and --steps must be positive"
-    );
     let shared = super::shared_dir();
     let reference_path = args
         .reference
         .clone()
         .unwrap_or_else(|| shared.join("reference/speed_baseline.json"));
     let baseline = Baseline::read(&reference_path).context("reading the reference figures")?;
-    let houses = shared.join("data/houses/craftassist");
-    let mut goals = bench_goals(&houses).context("building the human-study goal generator")?;
-
-    let known: Vec<&str> = ROLLOUTS.iter().map(|r| r.name).collect();
-    if let Some(bad) = args.only.iter().find(|o| !known.contains(&o.as_str())) {
-        anyhow::bail!(
-            "--only: unknown rollout {bad:?}; known: {}",
-            known.join(", ")
-        );
-    }
-    let selected = |name: &str| args.only.is_empty() || args.only.iter().any(|o| o == name);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let bench = EnvBench {
+        reps: args.reps,
+        steps: args.steps,
+        seed: args.seed,
+        only: args.only.clone(),
+        houses: shared.join("data/houses/craftassist"),
+        vec_envs: args.vec_envs,
+        vec_threads: args.vec_threads.unwrap_or(cores),
+        vec_steps: args.vec_steps,
+        vec_rounds: args.vec_rounds,
+    };
     let bar = ProgressBar::new((args.reps * ROLLOUTS.len()) as u64).with_style(
         ProgressStyle::with_template("{msg:>24} [{bar:30}] {pos}/{len} rollouts, {elapsed}")
             .expect("a valid template"),
     );
-    let mut timings: Vec<Vec<Timing>> = vec![Vec::new(); ROLLOUTS.len()];
-    let mut reset_times = Vec::new();
-    // Repetitions outer, rollouts inner, as the reference does, so slow drifts of the
-    // machine hit every rollout alike.
-    for rep in 0..args.reps {
-        for (k, r) in ROLLOUTS.iter().enumerate() {
-            bar.inc(u64::from(!selected(r.name)));
-            if !selected(r.name) {
-                continue;
-            }
-            bar.set_message(r.name);
-            let t = rollout(
-                r,
-                args.seed + rep as u64,
-                args.steps,
-                goals.as_mut(),
-                &mut reset_times,
-            )
-            .with_context(|| format!("rollout {}", r.name))?;
-            timings[k].push(t);
-            bar.inc(1);
-        }
-    }
+    let report = measure_env(&bench, &baseline, &mut |started| match started {
+        Some(name) => bar.set_message(name),
+        None => bar.inc(1),
+    })?;
     bar.finish_and_clear();
 
     println!(
@@ -346,102 +322,42 @@ fn env(args: EnvBenchArgs) -> anyhow::Result<u8> {
         "|{:-<42}|{:->14}|{:->14}|{:->14}|{:->10}|",
         "", "", "", "", ""
     );
-    let mut results = serde_json::Map::new();
-    let mut worst_ratio = f64::INFINITY;
-    for s in SCENARIOS.iter().filter(|s| selected(s.rollout)) {
-        let k = ROLLOUTS
-            .iter()
-            .position(|r| r.name == s.rollout)
-            .expect("a known rollout");
-        let mut rates: Vec<f64> = timings[k]
-            .iter()
-            .map(|t| {
-                let secs = t.env.as_secs_f64()
-                    + if s.with_policy {
-                        t.policy.as_secs_f64()
-                    } else {
-                        0.0
-                    };
-                args.steps as f64 / secs
-            })
-            .collect();
-        let min = rates.iter().copied().fold(f64::INFINITY, f64::min);
-        let med = median(&mut rates);
-        let reference = baseline.median(s.key);
-        let ratio = reference.map(|r| med / r);
-        if let Some(r) = ratio {
-            worst_ratio = worst_ratio.min(r);
-        }
+    for s in &report.scenarios {
         println!(
             "| {:<40} | {:>12.0} | {:>12.0} | {:>12} | {:>8} |",
             s.key,
-            min,
-            med,
-            reference.map_or("-".into(), |r| format!("{r:.0}")),
-            ratio.map_or("-".into(), |r| format!("{r:.0}x")),
-        );
-        results.insert(
-            s.key.into(),
-            serde_json::json!({"min": min, "median": med, "reference_median": reference, "ratio": ratio}),
+            s.min,
+            s.median,
+            s.reference.map_or("-".into(), |r| format!("{r:.0}")),
+            s.ratio().map_or("-".into(), |r| format!("{r:.0}x")),
         );
     }
-    if reset_times.is_empty() {
-        return Ok(0);
+    if let Some(r) = &report.resets {
+        println!(
+            "| {:<40} | {:>11.2}ms | {:>11.2}ms | {:>10.1}ms | {:>7.0}x |",
+            format!("reset with goal generation ({} resets)", r.count),
+            r.min * 1e3,
+            r.median * 1e3,
+            r.reference * 1e3,
+            r.reference / r.median
+        );
     }
-    let mut resets = reset_times.clone();
-    let reset_med = median(&mut resets);
-    let reset_min = reset_times.iter().copied().fold(f64::INFINITY, f64::min);
-    let reset_ref = baseline.reset_with_goal_generation_s.median;
-    println!(
-        "| {:<40} | {:>11.2}ms | {:>11.2}ms | {:>10.1}ms | {:>7.0}x |",
-        format!("reset with goal generation ({} resets)", reset_times.len()),
-        reset_min * 1e3,
-        reset_med * 1e3,
-        reset_ref * 1e3,
-        reset_ref / reset_med
-    );
     println!();
-    let per_step = |name: &str| {
-        let k = ROLLOUTS
-            .iter()
-            .position(|r| r.name == name)
-            .expect("a known rollout");
-        let mut env: Vec<f64> = timings[k]
-            .iter()
-            .map(|t| t.env.as_secs_f64() * 1e6 / args.steps as f64)
-            .collect();
-        let mut pol: Vec<f64> = timings[k]
-            .iter()
-            .map(|t| t.policy.as_secs_f64() * 1e6 / args.steps as f64)
-            .collect();
-        (median(&mut env), median(&mut pol))
-    };
     print!("per-step microseconds (env / masks or agents):");
-    for r in ROLLOUTS.iter().filter(|r| selected(r.name)) {
-        let (e, p) = per_step(r.name);
-        print!(" {} {e:.2}/{p:.2};", r.name);
+    for (name, e, p) in &report.per_step_us {
+        print!(" {name} {e:.2}/{p:.2};");
     }
     println!();
-
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let threads = args.vec_threads.unwrap_or(cores);
-    let scaling = vecenv_scaling(
-        args.vec_envs,
-        threads,
-        args.vec_steps,
-        args.vec_rounds,
-        &houses,
-    )?;
+    let scaling = &report.vecenv;
     let one = median(&mut scaling.one.clone());
     let all = median(&mut scaling.many.clone());
-    let env_step_ref = baseline.median("uniform_valid_2p_walk_with_masks");
     println!(
         "vectorised API, {} walking 2-player envs with masks, median of {} alternating rounds: {:.0} env-steps/s on 1 thread, {:.0} on {} threads ({:.2}x, per-round ratios {}){}",
         args.vec_envs,
         args.vec_rounds,
         one,
         all,
-        threads,
+        scaling.threads,
         scaling.median_ratio(),
         scaling
             .many
@@ -450,21 +366,33 @@ fn env(args: EnvBenchArgs) -> anyhow::Result<u8> {
             .map(|(m, o)| format!("{:.2}", m / o))
             .collect::<Vec<_>>()
             .join(" "),
-        env_step_ref.map_or(String::new(), |r| format!(
+        report.vecenv_reference.map_or(String::new(), |r| format!(
             "; {:.0}x the reference's single env with masks",
             all / r
         )),
     );
-    println!("slowest scenario ratio: {worst_ratio:.0}x");
+    if let Some(worst) = report.worst_ratio() {
+        println!("slowest scenario ratio: {worst:.0}x");
+    }
 
     if let Some(path) = &args.json {
+        let results: serde_json::Map<String, serde_json::Value> = report
+            .scenarios
+            .iter()
+            .map(|s| {
+                (
+                    s.key.to_owned(),
+                    serde_json::json!({"min": s.min, "median": s.median, "reference_median": s.reference, "ratio": s.ratio()}),
+                )
+            })
+            .collect();
         let out = serde_json::json!({
             "reps": args.reps,
             "steps": args.steps,
             "reference": baseline.path,
             "results": results,
-            "reset_with_goal_generation_s": {"min": reset_min, "median": reset_med, "reference_median": reset_ref},
-            "vecenv": {"envs": args.vec_envs, "threads": threads, "steps_per_s_1_thread": one, "steps_per_s_all_threads": all, "median_round_ratio": scaling.median_ratio(), "rounds_1_thread": scaling.one, "rounds_all_threads": scaling.many},
+            "reset_with_goal_generation_s": report.resets.map(|r| serde_json::json!({"min": r.min, "median": r.median, "reference_median": r.reference})),
+            "vecenv": {"envs": args.vec_envs, "threads": scaling.threads, "steps_per_s_1_thread": one, "steps_per_s_all_threads": all, "median_round_ratio": scaling.median_ratio(), "rounds_1_thread": scaling.one, "rounds_all_threads": scaling.many},
         });
         std::fs::write(path, serde_json::to_string_pretty(&out)?)
             .with_context(|| format!("writing {}", path.display()))?;
