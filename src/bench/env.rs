@@ -551,7 +551,11 @@ pub fn measure(
             let mut rates: Vec<f64> = timings[rollout_index(s.rollout)]
                 .iter()
                 .map(|t| {
-                    let policy = if s.with_policy { t.policy } else { Duration::ZERO };
+                    let policy = if s.with_policy {
+                        t.policy
+                    } else {
+                        Duration::ZERO
+                    };
                     steps / (t.env + policy).as_secs_f64()
                 })
                 .collect();
@@ -574,7 +578,10 @@ pub fn measure(
         .filter(|r| selected(r.name))
         .map(|r| {
             let t = &timings[rollout_index(r.name)];
-            let mut env: Vec<f64> = t.iter().map(|t| t.env.as_secs_f64() * 1e6 / steps).collect();
+            let mut env: Vec<f64> = t
+                .iter()
+                .map(|t| t.env.as_secs_f64() * 1e6 / steps)
+                .collect();
             let mut pol: Vec<f64> = t
                 .iter()
                 .map(|t| t.policy.as_secs_f64() * 1e6 / steps)

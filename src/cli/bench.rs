@@ -144,6 +144,10 @@ pub struct NnBenchArgs {
     /// Models for the batch-size table (paper, small, transformer; `none` for none).
     #[arg(long, value_delimiter = ',', default_value = "paper,small,transformer")]
     pub models: Vec<String>,
+    /// Also time these trained models (a model's `.json`, its weights beside
+    /// it), e.g. `--model-file models/human.json`; rows are named by file stem.
+    #[arg(long, value_name = "PATH")]
+    pub model_file: Vec<PathBuf>,
     /// Batch sizes for the batch-size table.
     #[arg(long, value_delimiter = ',', default_value = "1,8,32,128", value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::BATCH))]
     pub batches: Vec<usize>,
@@ -586,15 +590,33 @@ fn nn(args: &NnBenchArgs) -> anyhow::Result<u8> {
     );
     println!();
 
-    if !models.is_empty() {
-        let bar =
-            ProgressBar::new((models.len() * args.precision.len() * args.batches.len()) as u64)
-                .with_style(
-                    ProgressStyle::with_template(
-                        "{msg:>28} [{bar:30}] {pos}/{len} measurements, {elapsed}",
-                    )
-                    .expect("a valid template"),
-                );
+    // Shared models by key, then trained models from files, named by stem.
+    let mut rows: Vec<(String, String, crate::nn::Model)> = Vec::new();
+    for m in &models {
+        let loaded =
+            load_model(&dir, m, device).with_context(|| format!("building model {}", m.config))?;
+        rows.push((
+            m.key.to_owned(),
+            format!("{} ({}.json)", m.about, m.config),
+            loaded,
+        ));
+    }
+    for path in &args.model_file {
+        let loaded = crate::nn::Model::load(path, device)
+            .with_context(|| format!("loading {}", path.display()))?;
+        let stem = path
+            .file_stem()
+            .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+        rows.push((stem, path.display().to_string(), loaded));
+    }
+    if !rows.is_empty() {
+        let bar = ProgressBar::new((rows.len() * args.precision.len() * args.batches.len()) as u64)
+            .with_style(
+                ProgressStyle::with_template(
+                    "{msg:>28} [{bar:30}] {pos}/{len} measurements, {elapsed}",
+                )
+                .expect("a valid template"),
+            );
         // Rows print as they are measured (above the bar), so a run cut short
         // by a time limit still shows what it measured.
         bar.suspend(|| {
@@ -607,26 +629,23 @@ fn nn(args: &NnBenchArgs) -> anyhow::Result<u8> {
                 "", "", "", "", "", "", "", ""
             );
         });
-        for m in &models {
-            bar.set_message(format!("loading {}", m.key));
-            let loaded = load_model(&dir, m, device)
-                .with_context(|| format!("building model {}", m.config))?;
+        for (key, _, loaded) in &rows {
             for &precision in &args.precision {
                 let model = loaded.inference_copy(precision)?;
                 let obs = observations(&model, 16, 0);
                 let flops = model.flops_per_sample() as f64;
                 let mut per_sample: Option<f64> = None;
                 for &b in &args.batches {
-                    bar.set_message(format!("{} {precision} batch {b}", m.key));
+                    bar.set_message(format!("{key} {precision} batch {b}"));
                     let expected =
                         per_sample.map(|s| std::time::Duration::from_secs_f64(s * b as f64));
                     let t = time_direct(&model, &obs, b, budget, expected, copy)
-                        .with_context(|| format!("{} ({precision}) at batch {b}", m.key))?;
+                        .with_context(|| format!("{key} ({precision}) at batch {b}"))?;
                     per_sample = Some(t.mean.as_secs_f64() / b as f64);
                     bar.suspend(|| {
                         println!(
                             "| {:<12} | {:<4} | {:>5} | {:>10.1} | {:>9.2}ms | {:>9.2}ms | {:>8.1} | {:>5}{} |",
-                            m.key,
+                            key,
                             precision.to_string(),
                             t.batch,
                             t.samples_per_s(),
@@ -643,8 +662,8 @@ fn nn(args: &NnBenchArgs) -> anyhow::Result<u8> {
         }
         bar.finish_and_clear();
         println!("(* no warm-up call: one call takes more than the budget)");
-        for m in &models {
-            println!("{}: {} ({}.json)", m.key, m.about, m.config);
+        for (key, about, _) in &rows {
+            println!("{key}: {about}");
         }
         println!();
     }

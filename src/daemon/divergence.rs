@@ -339,7 +339,7 @@ pub fn compare(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use serde_json::json;
 
     use super::*;
@@ -348,7 +348,7 @@ mod tests {
     use crate::sim::inventory::Inventory;
 
     /// A 5x5x5 world, human player 0 and AI player 1.
-    fn config(inf_blocks: bool) -> Config {
+    pub(crate) fn config(inf_blocks: bool) -> Config {
         Config::from_json(&json!({
             "num_players": 2,
             "world_size": [5, 5, 5],

@@ -327,3 +327,31 @@ fn the_cli_reports_a_changed_golden_output() {
     );
     assert!(stdout.ends_with("\n0 passed, 1 failed\n"), "{stdout}");
 }
+
+/// `mbag bench nn --model-file`: a trained model gets its own row, named by
+/// its file stem; a file that is not there is an error naming it.
+#[test]
+fn bench_nn_times_a_model_file() {
+    let _torch = torch();
+    let file = models_dir().join("bc_human_tutorial.json");
+    let run = |path: &std::path::Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_mbag"))
+            .args(["bench", "nn", "--models", "none", "--service-model", "none"])
+            .args(["--batches", "2", "--seconds", "0.05", "--threads", "1"])
+            .args(["--device", "cpu", "--model-file"])
+            .arg(path)
+            .output()
+            .expect("running mbag")
+    };
+    let out = run(&file);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("| bc_human_tutorial"))
+        .unwrap_or_else(|| panic!("a row for the file: {stdout}"));
+    assert!(row.contains("|     2 |"), "{row}");
+    let missing = run(std::path::Path::new("no/such/model.json"));
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no/such/model.json"));
+}

@@ -117,25 +117,13 @@ impl MissingItems {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
     use crate::daemon::detect::{DetectorConfig, MalmoState};
+    use crate::daemon::divergence::tests::config;
     use crate::daemon::seam::observation::ItemStack;
     use crate::sim::block::Blocks;
     use crate::sim::coords::PlayerPos;
     use crate::sim::inventory::Slot;
-
-    /// A 5x5x5 world, human player 0 and AI player 1.
-    fn config(inf_blocks: bool) -> Config {
-        Config::from_json(&json!({
-            "num_players": 2,
-            "world_size": [5, 5, 5],
-            "players": [{"is_human": true, "player_name": "human"}, {"is_human": false}],
-            "abilities": {"teleportation": false, "flying": true, "inf_blocks": inf_blocks},
-        }))
-        .unwrap()
-    }
 
     fn malmo(cfg: &Config) -> MalmoState {
         let positions = [PlayerPos::new(0.5, 2.0, 0.5), PlayerPos::new(1.5, 2.0, 0.5)];
