@@ -149,7 +149,9 @@ impl ServiceAgents {
             return Ok((loaded.service.handle(), loaded.config.clone()));
         }
         let device = self.device.resolve()?;
-        let model = Model::load(path, device)?;
+        let mut model = Model::load(path, device)?;
+        // Served models only answer queries: one pass fewer per residual block.
+        model.fold_batch_norm();
         log::info!(
             "loaded {} ({} parameters) on {device:?}",
             model.config().name,

@@ -147,6 +147,9 @@ pub struct Model {
     embedding_flops: u64,
     /// The format the weights are in and the layers compute in.
     precision: Precision,
+    /// Whether inference uses BatchNorms folded into their convolutions
+    /// ([`Model::fold_batch_norm`]).
+    batch_norm_folded: bool,
 }
 
 impl Model {
@@ -270,6 +273,7 @@ impl Model {
             predicted_goal_action_prior,
             embedding_flops,
             precision: Precision::F32,
+            batch_norm_folded: false,
         })
     }
 
@@ -311,7 +315,26 @@ impl Model {
             layer.flatten_rnn_weights();
         }
         self.precision = precision;
+        // Folded copies were made from the old weights: make them again.
+        self.fold_layers(self.batch_norm_folded);
         Ok(())
+    }
+
+    /// For a model that only serves inference from now on: folds each residual
+    /// block's BatchNorms (their running statistics) into its convolutions, so
+    /// forward passes not in training mode run one pass fewer over the
+    /// activations. Outputs are equal up to float rounding. The folded copies
+    /// are made from the weights as they are now; a model whose weights change
+    /// afterwards (training, `load_weights`) must not be folded.
+    pub fn fold_batch_norm(&mut self) {
+        self.batch_norm_folded = true;
+        self.fold_layers(true);
+    }
+
+    fn fold_layers(&mut self, on: bool) {
+        for layer in &mut self.layers {
+            layer.fold_batch_norm(on);
+        }
     }
 
     /// A copy of the model (same config, device and weights) computing in

@@ -355,3 +355,25 @@ fn bench_nn_times_a_model_file() {
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no/such/model.json"));
 }
+
+/// A model with its BatchNorms folded into its convolutions (as served models
+/// are) still passes the goldens of every residual network, within the same
+/// tolerance, and its folded outputs track the unfolded ones closely.
+#[test]
+fn folded_batch_norms_keep_the_goldens() {
+    let _torch = torch();
+    for name in ["paper_assistant_small", "paper_human_small"] {
+        let golden =
+            GoldenFile::read(&models_dir().join(format!("golden/{name}.safetensors"))).unwrap();
+        let plain = Model::load(&config_path(name), Device::Cpu).unwrap();
+        let mut folded = Model::load(&config_path(name), Device::Cpu).unwrap();
+        folded.fold_batch_norm();
+        let report = verify_loaded(&folded, &golden).unwrap();
+        assert!(report.passed(), "{name}: {:?}", report.failures);
+        let batch = golden.inputs(0, 2).unwrap();
+        let a = plain.forward(&batch, None).unwrap().flat_logits;
+        let b = folded.forward(&batch, None).unwrap().flat_logits;
+        let diff = (&a - &b).abs().max().double_value(&[]);
+        assert!(diff < 1e-4, "{name}: folded logits differ by {diff}");
+    }
+}
