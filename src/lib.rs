@@ -28,6 +28,7 @@ pub mod jsonl;
 pub mod mcts;
 pub mod nn;
 pub mod recording;
+pub mod robustness;
 pub mod sim;
 pub mod train;
 pub mod vecenv;

@@ -82,6 +82,15 @@ impl BlockId {
         self.0 == 0
     }
 
+    /// The block of a Minecraft name (`planks`, `air`, ...), if it is one of
+    /// MBAG's ten.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::NAMES
+            .iter()
+            .position(|&n| n == name)
+            .map(|i| Self(i as u8))
+    }
+
     /// The block's Minecraft name, or `None` for an id outside the table.
     pub fn name(self) -> Option<&'static str> {
         match self {
