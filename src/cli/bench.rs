@@ -590,25 +590,25 @@ fn nn(args: &NnBenchArgs) -> anyhow::Result<u8> {
     );
     println!();
 
-    // Shared models by key, then trained models from files, named by stem.
-    let mut rows: Vec<(String, String, crate::nn::Model)> = Vec::new();
-    for m in &models {
-        let loaded =
-            load_model(&dir, m, device).with_context(|| format!("building model {}", m.config))?;
-        rows.push((
-            m.key.to_owned(),
-            format!("{} ({}.json)", m.about, m.config),
-            loaded,
-        ));
+    // Shared models by key, then trained models from files, named by stem; each
+    // is loaded when its rows are measured, so one is in memory at a time.
+    enum Source<'a> {
+        Shared(&'a BenchModel),
+        File(&'a std::path::Path),
     }
-    for path in &args.model_file {
-        let loaded = crate::nn::Model::load(path, device)
-            .with_context(|| format!("loading {}", path.display()))?;
-        let stem = path
-            .file_stem()
-            .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
-        rows.push((stem, path.display().to_string(), loaded));
-    }
+    let rows: Vec<(String, String, Source)> = models
+        .iter()
+        .map(|m| {
+            let about = format!("{} ({}.json)", m.about, m.config);
+            (m.key.to_owned(), about, Source::Shared(m))
+        })
+        .chain(args.model_file.iter().map(|path| {
+            let stem = path
+                .file_stem()
+                .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+            (stem, path.display().to_string(), Source::File(path))
+        }))
+        .collect();
     if !rows.is_empty() {
         let bar = ProgressBar::new((rows.len() * args.precision.len() * args.batches.len()) as u64)
             .with_style(
@@ -629,7 +629,14 @@ fn nn(args: &NnBenchArgs) -> anyhow::Result<u8> {
                 "", "", "", "", "", "", "", ""
             );
         });
-        for (key, _, loaded) in &rows {
+        for (key, _, source) in &rows {
+            bar.set_message(format!("loading {key}"));
+            let loaded = match source {
+                Source::Shared(m) => load_model(&dir, m, device)
+                    .with_context(|| format!("building model {}", m.config))?,
+                Source::File(path) => crate::nn::Model::load(path, device)
+                    .with_context(|| format!("loading {}", path.display()))?,
+            };
             for &precision in &args.precision {
                 let model = loaded.inference_copy(precision)?;
                 let obs = observations(&model, 16, 0);

@@ -189,6 +189,12 @@ pub struct MalmoState {
     pub last_placing: Vec<Option<PlayerId>>,
 }
 
+/// Whether the world grid of `player`'s observations is read: every player sees
+/// the same world, and the reference reads player 0's only.
+pub fn reads_world(player: PlayerId) -> bool {
+    player.0 == 0
+}
+
 /// The player's cell as the reference computes it: `int()` truncates towards zero.
 fn truncated_cell(pos: PlayerPos) -> Cell {
     Cell::new(pos.x as i32, pos.y as i32, pos.z as i32)
@@ -241,8 +247,7 @@ impl MalmoState {
             return Err(DetectError::UnknownPlayer(player));
         }
         let mut diffs = Vec::new();
-        // Every player sees the same world; the reference reads player 0's only.
-        if p == 0 {
+        if reads_world(player) {
             self.update_blocks(config.size, obs, &mut diffs)?;
         }
 

@@ -11,7 +11,7 @@ use std::time::{Instant, SystemTime};
 use log::{debug, warn};
 use serde_json::{Value, json};
 
-use super::detect::{Detector, DetectorConfig, MalmoState};
+use super::detect::{self, Detector, DetectorConfig, MalmoState};
 use super::lockstep::{LockstepError, LoopStats};
 use super::roles::RoleEvent;
 use super::seam;
@@ -124,7 +124,8 @@ impl MinecraftView {
         if let Some(raw) = raw {
             self.raw[role].push(json!([unix_seconds(received), raw]));
         }
-        let observation = seam::observation::read(&observation, config.world_size);
+        let world = detect::reads_world(PlayerId(role));
+        let observation = seam::observation::read(&observation, config.world_size, world);
         match self.detector.observe(PlayerId(role), &observation) {
             // The set-up's teleports and gifts are not human actions.
             Ok(_) if !self.detecting => {}

@@ -30,20 +30,23 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// Places that put the goal's block in an empty goal cell.
-    pub fn correct_places(&self) -> usize {
+    /// The assistant's places: air became a block.
+    fn places(&self) -> impl Iterator<Item = &AssistantEdit> {
         self.assistant_edits
             .iter()
             .filter(|e| e.before == BlockId::AIR && e.after != BlockId::AIR)
+    }
+
+    /// Places that put the goal's block in an empty goal cell.
+    pub fn correct_places(&self) -> usize {
+        self.places()
             .filter(|e| self.goal.get(e.cell) == e.after)
             .count()
     }
 
     /// Places of a block the goal does not have there.
     pub fn wrong_places(&self) -> usize {
-        self.assistant_edits
-            .iter()
-            .filter(|e| e.before == BlockId::AIR && e.after != BlockId::AIR)
+        self.places()
             .filter(|e| self.goal.get(e.cell) != e.after)
             .count()
     }
@@ -119,11 +122,9 @@ impl Predicate {
             Self::CorrectPlacesAtLeast(n) => outcome.correct_places() >= *n,
             Self::WrongPlacesAtMost(n) => outcome.wrong_places() <= *n,
             Self::CorrectBreaksAtMost(n) => outcome.correct_breaks() <= *n,
-            Self::NeverPlacesAt { cell, block } => !outcome.assistant_edits.iter().any(|e| {
-                e.cell == at(cell)
-                    && e.after != BlockId::AIR
-                    && block.is_none_or(|b| b.0 == e.after)
-            }),
+            Self::NeverPlacesAt { cell, block } => !outcome
+                .places()
+                .any(|e| e.cell == at(cell) && block.is_none_or(|b| b.0 == e.after)),
         }
     }
 

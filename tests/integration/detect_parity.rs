@@ -211,10 +211,10 @@ fn replay(episode: &str) -> Outcome {
         while i < lines.len() && lines[i].env_t == t {
             let line = &lines[i];
             let obs = DecodedObservation::decode(line.obs.get().as_bytes()).expect("decodes");
-            let obs = mbag::daemon::seam::observation::read(&obs, config.world_size);
-            let found = detector
-                .observe(PlayerId(line.player), &obs)
-                .expect("detects");
+            let player = PlayerId(line.player);
+            let world = mbag::daemon::detect::reads_world(player);
+            let obs = mbag::daemon::seam::observation::read(&obs, config.world_size, world);
+            let found = detector.observe(player, &obs).expect("detects");
             detected
                 .entry(t)
                 .or_default()

@@ -47,8 +47,8 @@ impl Lockstep {
         deadline: Option<Instant>,
         answer: F,
     ) -> Result<Pumped<F::Output>, LockstepError> {
-        let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
-        let deadline = tokio::time::sleep_until(deadline.unwrap_or(far).into());
+        let timed = deadline.is_some();
+        let deadline = tokio::time::sleep_until(deadline.unwrap_or_else(Instant::now).into());
         tokio::pin!(deadline, answer);
         loop {
             if self.holds(until) {
@@ -58,7 +58,7 @@ impl Lockstep {
                 out = &mut answer => return Ok(Pumped::Answered(out)),
                 event = self.events.recv() => self.handle_event(event)?,
                 report = self.reports.recv() => self.handle_report(report)?,
-                _ = &mut deadline => return Ok(Pumped::Deadline),
+                _ = &mut deadline, if timed => return Ok(Pumped::Deadline),
                 _ = self.stop.changed() => return Err(LockstepError::Interrupted),
             }
         }

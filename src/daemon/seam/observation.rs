@@ -141,10 +141,14 @@ pub struct Observation {
     pub unknown_cells: usize,
 }
 
-/// Reads a decoded observation of a `size` world into MBAG's terms.
-pub fn read(obs: &DecodedObservation, size: WorldSize) -> Observation {
+/// Reads a decoded observation of a `size` world into MBAG's terms; its world
+/// grid only with `world` (the detector reads one player's,
+/// [`reads_world`](crate::daemon::detect::reads_world), so the others' are not
+/// converted for nothing).
+pub fn read(obs: &DecodedObservation, size: WorldSize, world: bool) -> Observation {
     let mut unknown_cells = 0;
-    let world = obs.grid("world").map(|grid| {
+    let grid = obs.grid("world").filter(|_| world);
+    let world = grid.map(|grid| {
         if grid.len() != size.num_cells() {
             return Err(GridSizeError {
                 got: grid.len(),
@@ -276,7 +280,8 @@ mod tests {
             }],
             ..Default::default()
         };
-        let read = read(&obs, SIZE);
+        assert!(read(&obs, SIZE, false).world.is_none());
+        let read = read(&obs, SIZE, true);
         let world = read.world.expect("a grid").expect("the right size");
         assert_eq!(world.get(Cell::new(1, 0, 2)), Some(block_id(Block::Planks)));
         assert_eq!(world.get(Cell::new(0, 1, 0)), Some(block_id(Block::Glass)));
@@ -294,7 +299,7 @@ mod tests {
             }],
             ..Default::default()
         };
-        let err = read(&obs, SIZE).world.expect("a grid").unwrap_err();
+        let err = read(&obs, SIZE, true).world.expect("a grid").unwrap_err();
         assert_eq!((err.got, err.expected), (5, 12));
     }
 
@@ -342,7 +347,7 @@ mod tests {
             item: "planks".into(),
             size: 5,
         });
-        let read = read(&obs, SIZE);
+        let read = read(&obs, SIZE, false);
         let inv = read.inventory.expect("reported");
         assert_eq!(inv.slots[3].block, block_id(Block::Planks));
         assert_eq!(inv.slots[3].count, 5);
