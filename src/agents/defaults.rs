@@ -15,3 +15,14 @@ pub const ASSISTANT: &str = "az:../shared/models/az_test_assistant.json?sims=20"
 /// The person in the 6x6x6 tutorial, whose world the shipped human model was
 /// not built for.
 pub const TUTORIAL_HUMAN: &str = "bc:../shared/models/bc_human_tutorial.json";
+
+/// Held-out human models: the five cross-validation folds of the shipped human
+/// model's recipe (`runs/README.md`), each trained without a fifth of the study
+/// episodes. `robustness run` evaluates assistants with all of them.
+pub const HUMAN_POPULATION: [&str; 5] = [
+    "bc:runs/human_cpu/fold_0/model.json",
+    "bc:runs/human_cpu/fold_1/model.json",
+    "bc:runs/human_cpu/fold_2/model.json",
+    "bc:runs/human_cpu/fold_3/model.json",
+    "bc:runs/human_cpu/fold_4/model.json",
+];

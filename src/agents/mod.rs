@@ -14,6 +14,8 @@
 //! - [`network`]: agents driven by a network through an [`crate::mcts::Evaluator`]:
 //!   sampling its policy (BC humans) or searching with it (AssistanceZero
 //!   assistants, piKL humans).
+//! - [`oracle`]: the goal-aware scripted assistant (`oracle`), on the legs of
+//!   [`walker`], which walks to where a wanted edit is possible and makes it.
 //! - [`registry`]: building an agent from its reference class name and config.
 //! - [`spec`]: agent specs (`heuristic:lowest_block`, `az:PATH?sims=20`, `none`) and
 //!   the [`AgentFactory`] that builds them, with the hook for network agents.
@@ -29,8 +31,10 @@ pub mod hardcoded;
 pub mod heuristic;
 pub mod human;
 pub mod network;
+pub mod oracle;
 pub mod registry;
 pub mod spec;
+pub mod walker;
 
 pub use distribution::{
     ChannelDist, DistributionAgent, FlatDist, LowestBlockAgent, MovementAgent, NoopAgent,
@@ -45,6 +49,7 @@ pub use heuristic::{
     QueueEntry, RngChooser, ScriptedChooser,
 };
 pub use human::HumanAgent;
+pub use oracle::OracleAgent;
 pub use registry::{AGENT_NAMES, AgentError, build_agent, is_known_agent};
 pub use spec::{
     AgentFactory, AgentSpec, AgentSpecError, NetworkAgents, NetworkKind, StandardAgents,

@@ -9,6 +9,7 @@
 //! | `bc:PATH` | a behaviour-cloning policy network |
 //! | `pikl:PATH` | a piKL human model (BC network + MCTS) |
 //! | `az:PATH` | an AssistanceZero network with MCTS |
+//! | `oracle` | a scripted assistant that sees the goal and builds it ([`super::oracle`]); its seat is shown the goal ([`AgentSpec::sees_goal`]) |
 //! | `none` | nobody: the seat is left empty |
 //!
 //! `az:PATH?sims=0` (or `pikl:`) searches nothing and samples the network's
@@ -48,6 +49,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::Agent;
+use super::oracle::OracleAgent;
 use super::registry::{AgentError, build_agent};
 use crate::sim::config::Config;
 
@@ -233,11 +235,24 @@ pub enum AgentSpec {
         /// Options after the `?`.
         options: SpecOptions,
     },
+    /// The goal-aware scripted assistant ([`super::oracle::OracleAgent`]).
+    Oracle,
     /// Nobody plays the seat.
     None,
 }
 
 impl AgentSpec {
+    /// Whether the agent needs the goal in its observation: whoever builds the env
+    /// config for its seat sets `goal_visible` (the `oracle`, and an `az:` spec
+    /// planning with `oracle_goal=true`).
+    pub fn sees_goal(&self) -> bool {
+        match self {
+            Self::Oracle => true,
+            Self::Network { options, .. } => options.oracle_goal() == Some(true),
+            Self::Heuristic(_) | Self::None => false,
+        }
+    }
+
     /// Whether the seat is empty.
     pub fn is_none(&self) -> bool {
         matches!(self, Self::None)
@@ -261,7 +276,7 @@ fn accepted_forms() -> String {
     let names: Vec<&str> = HEURISTICS.iter().map(|(n, _)| *n).collect();
     format!(
         "accepted forms: heuristic:NAME (NAME one of {}), bc:PATH, pikl:PATH, az:PATH \
-         (PATH a model config JSON, optionally followed by ?key=value&...), none",
+         (PATH a model config JSON, optionally followed by ?key=value&...), oracle, none",
         names.join(", ")
     )
 }
@@ -312,8 +327,10 @@ impl FromStr for AgentSpec {
             spec: text.to_owned(),
             problem,
         };
-        if text == "none" {
-            return Ok(Self::None);
+        match text {
+            "none" => return Ok(Self::None),
+            "oracle" => return Ok(Self::Oracle),
+            _ => {}
         }
         let Some((prefix, rest)) = text.split_once(':') else {
             return Err(fail("no KIND: prefix".into()));
@@ -350,6 +367,7 @@ impl fmt::Display for AgentSpec {
         match self {
             Self::Heuristic(h) => write!(f, "heuristic:{}", h.short_name()),
             Self::None => f.write_str("none"),
+            Self::Oracle => f.write_str("oracle"),
             Self::Network {
                 kind,
                 path,
@@ -440,6 +458,7 @@ impl AgentFactory for StandardAgents {
         let class = match spec {
             AgentSpec::Heuristic(h) => h.class_name(),
             AgentSpec::None => "NoopAgent",
+            AgentSpec::Oracle => return Ok(Box::new(OracleAgent::new(config))),
             AgentSpec::Network {
                 kind,
                 path,
@@ -476,6 +495,7 @@ mod tests {
     fn good_specs_round_trip() {
         for text in [
             "none",
+            "oracle",
             "heuristic:lowest_block",
             "heuristic:layer_builder",
             "heuristic:priority_queue",

@@ -215,6 +215,7 @@ pub fn time_selfplay(
         line_of_sight: line_of_sight(model.config()),
         gamma: 0.95,
         assistant: AssistantPlays::Search,
+        starts: None,
     };
     let mut selfplay = SelfPlay::new(&settings, factory, false)?;
     let service = InferenceService::spawn(model, ServiceConfig::default())?;

@@ -337,7 +337,9 @@ fn env_config(
         .map(|(p, s)| Player {
             name: Some(s.name.to_owned()),
             is_human: matches!(s.seat, Seat::Person { .. }),
-            goal_visible: p == 0,
+            // The person sees the goal (the building book); an agent only when
+            // its spec plans with it (the oracle).
+            goal_visible: p == 0 || matches!(&s.seat, Seat::Agent(spec) if spec.sees_goal()),
         })
         .collect();
     let mut game = Game::live(players, size).with_horizon(common.horizon);

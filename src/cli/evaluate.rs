@@ -58,6 +58,7 @@ use crate::agents::spec::{AgentSpec, StandardAgents};
 use crate::eval::run::{self, EpisodeRecord, EvalSettings, Evaluation};
 use crate::eval::stats::MeanCi;
 use crate::nn::{DeviceChoice, ServiceAgents, ServiceConfig};
+use crate::recording::starts::Starts;
 use crate::sim::config::Config;
 use crate::sim::coords::WorldSize;
 use crate::sim::goal::{GoalConfig, Subset};
@@ -72,6 +73,7 @@ Agent specs:
   bc:PATH          behaviour cloning network (PATH: model config JSON, weights beside it)
   pikl:PATH        piKL human model (network + MCTS)
   az:PATH          AssistanceZero assistant (network + MCTS)
+  oracle           a scripted assistant shown the goal, which builds it (the upper reference)
   none             no assistant: the human plays alone in a 1-player env (\"human alone\")
   Network specs take options: az:PATH?sims=20&temperature=0.3 (keys: sims, temperature,
   argmax; az also oracle_goal=true: plan with the true goal instead of the goal head's
@@ -143,6 +145,15 @@ pub struct EvaluateArgs {
     /// builders refuse it).
     #[arg(long)]
     pub walking: bool,
+    /// Start episodes from recorded moments instead of a fresh world: a step of
+    /// a recording under DIR (every --starts-every-th step of each is a
+    /// candidate), drawn per episode; the goal is that recording's, so --goals
+    /// is not used. Recordings of another world size are skipped.
+    #[arg(long, value_name = "DIR")]
+    pub starts: Option<PathBuf>,
+    /// With --starts: use every K-th step of each recording as a start.
+    #[arg(long, value_name = "K", default_value_t = 10, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::THREADS))]
+    pub starts_every: usize,
     /// Write settings, episodes and summary as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -302,6 +313,19 @@ pub fn run(args: EvaluateArgs) -> anyhow::Result<u8> {
         seed: args.seed,
         threads,
         lanes,
+        starts: match &args.starts {
+            Some(dir) => {
+                let starts = Starts::load(dir, args.world_size, args.starts_every)?;
+                println!(
+                    "{} starts from {} recordings in {}",
+                    starts.len(),
+                    starts.files.len(),
+                    dir.display()
+                );
+                Some(Arc::new(starts))
+            }
+            None => None,
+        },
     };
     // Each model gets one inference thread shared by every episode thread, so
     // leaves from all searches meet in its batches.

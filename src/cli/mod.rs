@@ -11,6 +11,7 @@ pub mod numeric;
 mod plot;
 mod probe;
 mod recording;
+mod robustness;
 mod torch_threads;
 mod train;
 mod train_assistant;
@@ -114,6 +115,14 @@ pub enum Command {
     ///
     /// Example: mbag plot runs/bc/metrics.jsonl --out runs/bc/curves.png
     Plot(plot::PlotArgs),
+    /// Robustness unit tests of assistants (tests/robustness/): hand-built
+    /// situations in three categories (state, agent, agent with memory), each
+    /// with a scripted partner and a pass predicate, run beside the `oracle`
+    /// and `noop` references.
+    ///
+    /// Example: mbag robustness run --assistant oracle --rollouts 20 --json r.json
+    #[command(subcommand)]
+    Robustness(robustness::RobustnessCommand),
 }
 
 impl Cli {
@@ -133,6 +142,7 @@ impl Cli {
             Command::Nn(command) => nn::run(command),
             Command::Recording(command) => recording::run(command),
             Command::Train(command) => train::run(command),
+            Command::Robustness(command) => robustness::run(command),
             Command::Plot(args) => plot::run(args),
         }
     }

@@ -54,6 +54,11 @@ pub struct AssistantArgs {
     /// fast as exact f32 (models/README.md); training stays in f32.
     #[arg(long, value_name = "FMT", default_value_t = Precision::F32)]
     pub selfplay_precision: Precision,
+    /// Start self-play episodes from recorded moments (every 10th step of every
+    /// recording under DIR of the config's world size) instead of fresh worlds:
+    /// the goal is then the recording's.
+    #[arg(long, value_name = "DIR")]
+    pub starts: Option<std::path::PathBuf>,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -125,6 +130,13 @@ pub fn run(args: AssistantArgs) -> anyhow::Result<u8> {
         stop_after: args.iterations,
         time_limit: args.time_limit,
         selfplay_precision: args.selfplay_precision,
+        starts: match &args.starts {
+            Some(dir) => Some(std::sync::Arc::new(
+                crate::recording::starts::Starts::load(dir, config.env.world_size, 10)
+                    .with_context(|| format!("--starts {}", dir.display()))?,
+            )),
+            None => None,
+        },
     };
     let summary = trainer::train(&config, &options, &factory, &mut on_iteration)?;
     bar.finish_and_clear();

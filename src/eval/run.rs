@@ -32,8 +32,8 @@
 //! it is the one thing that differs between identical runs.
 
 use std::panic;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use rand::SeedableRng;
@@ -44,6 +44,7 @@ use super::metrics;
 use super::stats::{MeanCi, RateCi};
 use crate::agents::spec::{AgentFactory, AgentSpec, AgentSpecError};
 use crate::agents::{Agent, AgentError};
+use crate::recording::starts::Starts;
 use crate::sim::action::ActionType;
 use crate::sim::config::Config;
 use crate::sim::env::{Env, PlayersOverlapping, StepError};
@@ -76,6 +77,9 @@ pub struct EvalSettings {
     /// Episodes each worker keeps in flight ([`default_lanes`]); results do not
     /// depend on it.
     pub lanes: usize,
+    /// Recorded moments to start episodes from instead of a fresh world; the
+    /// goal is then the start's recording's, and `goals` is not used.
+    pub starts: Option<Arc<Starts>>,
 }
 
 /// Episodes in flight per worker thread when the settings do not choose:
@@ -317,7 +321,8 @@ pub struct Evaluation {
 }
 
 /// The config episodes are played in: `base` with `randomize_first_episode_length`
-/// off, and with only player 0 when the assistant is `none`.
+/// off, with only player 0 when the assistant is `none`, and with the goal shown to
+/// an assistant that plans with it ([`AgentSpec::sees_goal`]).
 pub fn episode_config(base: &Config, assistant: &AgentSpec) -> Result<Config, EvalError> {
     let mut config = base.clone();
     config.randomize_first_episode_length = false;
@@ -330,6 +335,8 @@ pub fn episode_config(base: &Config, assistant: &AgentSpec) -> Result<Config, Ev
     if assistant.is_none() {
         config.num_players = 1;
         config.players.truncate(1);
+    } else if assistant.sees_goal() {
+        config.players[ASSISTANT].goal_visible = true;
     }
     Ok(config)
 }
@@ -361,10 +368,11 @@ fn action_counts(totals: &metrics::PlayerCounters) -> (u64, u64) {
 }
 
 /// Plays one episode with `agents` (one per player of `config`, already built) on a
-/// goal from `goals`.
+/// goal from `goals`, or from a start drawn from `starts`.
 pub fn run_episode(
     config: &Config,
     goals: &mut dyn GoalGenerator,
+    starts: Option<&Starts>,
     agents: &mut [Box<dyn Agent>],
     index: usize,
     seed: u64,
@@ -372,11 +380,18 @@ pub fn run_episode(
     assert_eq!(agents.len(), config.num_players, "one agent per player");
     let mut env = Env::new(config.clone());
     let mut rng = StdRng::seed_from_u64(seed);
-    env.reset(goals, &mut rng)
-        .map_err(|source| EvalError::Goal {
-            episode: index,
-            source,
-        })?;
+    match starts {
+        Some(starts) => {
+            starts.reset(&mut env, &mut rng);
+        }
+        None => env
+            .reset(goals, &mut rng)
+            .map_err(|source| EvalError::Goal {
+                episode: index,
+                source,
+            })
+            .map(|_| ())?,
+    }
     for (p, agent) in agents.iter_mut().enumerate() {
         agent.reset(agent_seed(seed, p));
     }
@@ -500,7 +515,14 @@ pub fn evaluate(
                     break;
                 }
                 let seed = episode_seed(settings.seed, index);
-                let record = run_episode(&config, goals.as_mut(), &mut agents, index, seed)?;
+                let record = run_episode(
+                    &config,
+                    goals.as_mut(),
+                    settings.starts.as_deref(),
+                    &mut agents,
+                    index,
+                    seed,
+                )?;
                 on_episode(&record);
                 slots.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(record);
             }
@@ -563,6 +585,7 @@ mod tests {
             seed: 7,
             threads,
             lanes: 1,
+            starts: None,
         }
     }
 

@@ -20,6 +20,7 @@ pub mod header;
 pub mod reader;
 pub mod record;
 pub mod simulate;
+pub mod starts;
 pub mod state;
 pub mod stats;
 pub mod step;

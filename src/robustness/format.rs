@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use super::predicate::Predicate;
 use crate::sim::block::BlockId;
@@ -22,7 +22,7 @@ pub const MAX_HORIZON: u64 = 100_000;
 pub const MIN_VARIANTS: usize = 2;
 
 /// The three categories of the paper's Table 1.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize)]
 pub enum Category {
     /// State robustness: unusual states.
     #[serde(rename = "SR")]
@@ -33,6 +33,20 @@ pub enum Category {
     /// Agent robustness with memory: a partner whose earlier behaviour matters.
     #[serde(rename = "A+MR")]
     AgentWithMemory,
+}
+
+impl Category {
+    /// The three, in the paper's order.
+    pub const ALL: [Self; 3] = [Self::State, Self::Agent, Self::AgentWithMemory];
+
+    /// The paper's abbreviation.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::State => "SR",
+            Self::Agent => "AR",
+            Self::AgentWithMemory => "A+MR",
+        }
+    }
 }
 
 /// A block named as Minecraft and MBAG name it (`planks`, `air`, ...).
@@ -291,6 +305,14 @@ impl RobustnessTest {
             Partner::Stubborn { cell } => cells.push(("partner.stubborn.cell".into(), *cell)),
             Partner::Actions(edits) => {
                 for (k, e) in edits.iter().enumerate() {
+                    if e.by_assistant() {
+                        return bad(
+                            format!("partner.actions[{k}]"),
+                            "the partner is the person: its script takes person_places and \
+                             person_breaks only"
+                                .into(),
+                        );
+                    }
                     cells.push((format!("partner.actions[{k}]"), edit_cell(e)));
                 }
             }
@@ -333,19 +355,40 @@ impl RobustnessTest {
                         _ => None,
                     }),
             );
+        let translations: Vec<[i32; 3]> = std::iter::once([0, 0, 0])
+            .chain(self.variants.iter().filter_map(|v| match v {
+                Variant::Translate(o) => Some(*o),
+                _ => None,
+            }))
+            .collect();
         for (field, person, assistant) in positions {
+            // The test's own positions move with its translations; a variant's
+            // positions are used as written.
+            let offsets = if field == "start" {
+                &translations[..]
+            } else {
+                &[[0, 0, 0]][..]
+            };
             for (who, p) in [("person", person), ("assistant", assistant)] {
-                let inside = p.iter().all(|v| v.is_finite())
-                    && (0.0..w as f64).contains(&p[0])
-                    && (1.0..h as f64 - 1.0).contains(&p[1])
-                    && (0.0..d as f64).contains(&p[2]);
-                if !inside {
-                    return bad(
-                        format!("{field}.{who}"),
-                        format!(
-                            "{p:?} is not a feet position inside the world, above the floor and below the top"
-                        ),
-                    );
+                for o in offsets {
+                    let q = [0, 1, 2].map(|k| p[k] + f64::from(o[k]));
+                    let inside = q.iter().all(|v| v.is_finite())
+                        && (0.0..w as f64).contains(&q[0])
+                        && (1.0..h as f64 - 1.0).contains(&q[1])
+                        && (0.0..d as f64).contains(&q[2]);
+                    if !inside {
+                        let how = if *o == [0, 0, 0] {
+                            String::new()
+                        } else {
+                            format!(" translated by {o:?}")
+                        };
+                        return bad(
+                            format!("{field}.{who}"),
+                            format!(
+                                "{p:?}{how} is not a feet position inside the world, above the floor and below the top"
+                            ),
+                        );
+                    }
                 }
             }
         }
@@ -390,11 +433,26 @@ pub fn read_suite(dir: &Path) -> Result<Vec<RobustnessTest>, FormatError> {
 }
 
 fn edit_cell(edit: &Edit) -> [i32; 3] {
-    match edit {
-        Edit::PersonPlaces { cell, .. }
-        | Edit::PersonBreaks { cell }
-        | Edit::AssistantPlaces { cell, .. }
-        | Edit::AssistantBreaks { cell } => *cell,
+    edit.cell_and_block().0
+}
+
+impl Edit {
+    /// The cell and what it holds after: a block, or `None` for a break.
+    pub fn cell_and_block(&self) -> ([i32; 3], Option<BlockId>) {
+        match self {
+            Self::PersonPlaces { cell, block } | Self::AssistantPlaces { cell, block } => {
+                (*cell, Some(block.0))
+            }
+            Self::PersonBreaks { cell } | Self::AssistantBreaks { cell } => (*cell, None),
+        }
+    }
+
+    /// Whether the assistant makes it (else the person).
+    pub fn by_assistant(&self) -> bool {
+        matches!(
+            self,
+            Self::AssistantPlaces { .. } | Self::AssistantBreaks { .. }
+        )
     }
 }
 

@@ -9,8 +9,16 @@
 //! - [`predicate`]: pass predicates evaluated on an episode's [`Outcome`]
 //!   (predicate::Outcome): the final world and the assistant's edits.
 //!
-//! The runner, the suite itself and the `oracle` reference assistant are the
-//! next parts of issue 21.
+//! - [`run`]: one test episode: the start built from the test (world, goal,
+//!   positions, the history observed edit by edit), the partner, the outcome.
+//! - [`partner`]: the scripted persons (`stubborn`, `actions`).
+//! - [`capture`]: a moment of a recording as a test skeleton.
+//! - [`suite`]: many tests for several assistants side by side (the one under
+//!   test, `oracle`, `noop`), pass rates with Wilson intervals, and the flags.
 
+pub mod capture;
 pub mod format;
+pub mod partner;
 pub mod predicate;
+pub mod run;
+pub mod suite;

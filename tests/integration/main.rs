@@ -12,10 +12,12 @@ mod daemon_faults;
 // Strangers on the daemon's listeners: refused, survived, never recorded.
 mod daemon_hostile;
 mod evaluate_cli;
+// The robustness suite: the oracle passes it, noop does not; bad files named.
 mod goal_transforms;
 mod golden_episodes;
 mod malmo_cli;
 mod malmo_emulator_cli;
+mod robustness_cli;
 // The real MalmoPython against the emulator, and the differential test of our
 // agent side against it.
 mod malmopython_peer;

@@ -96,6 +96,7 @@ impl HeldOutGoals {
                 line_of_sight,
                 gamma: config.file.training.gamma,
                 assistant: AssistantPlays::Noop,
+                starts: None,
             },
             factory,
             false,

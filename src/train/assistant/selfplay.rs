@@ -24,6 +24,7 @@ use crate::agents::{Agent, Internals};
 use crate::eval::run::{ASSISTANT, HUMAN};
 use crate::mcts::{Decision, Evaluator, LeafQuery, MctsConfig, Search, run_together};
 use crate::nn::{InferenceHandle, NetEvaluator, SharedState};
+use crate::recording::starts::Starts;
 use crate::sim::action::FlatLayout;
 use crate::sim::config::{Abilities, Config};
 use crate::sim::env::Env;
@@ -57,6 +58,9 @@ pub struct SelfPlaySettings {
     pub gamma: f64,
     /// Whether the assistant searches or stands by.
     pub assistant: AssistantPlays,
+    /// Recorded moments to start episodes from (`--starts DIR`) instead of a
+    /// fresh world on a goal from `goals`.
+    pub starts: Option<Arc<Starts>>,
 }
 
 /// What the assistant does during self-play.
@@ -127,8 +131,19 @@ impl std::fmt::Debug for Slot {
 }
 
 impl Slot {
-    fn start_episode(&mut self, goals: &mut dyn GoalGenerator) -> Result<(), AssistantError> {
-        self.env.reset(goals, &mut self.rng)?;
+    fn start_episode(
+        &mut self,
+        goals: &mut dyn GoalGenerator,
+        starts: Option<&Starts>,
+    ) -> Result<(), AssistantError> {
+        match starts {
+            Some(starts) => {
+                starts.reset(&mut self.env, &mut self.rng);
+            }
+            None => {
+                self.env.reset(goals, &mut self.rng)?;
+            }
+        }
         let seed: u64 = self.rng.random();
         self.human.reset(seed);
         self.search.clear();
@@ -174,6 +189,7 @@ impl Slot {
 struct Chunk {
     slots: Vec<Slot>,
     goals: Box<dyn GoalGenerator>,
+    starts: Option<Arc<Starts>>,
 }
 
 /// The self-play environments, kept between collections.
@@ -245,11 +261,15 @@ impl SelfPlay {
                     assistant_reward: 0.0,
                     denominator: 1.0,
                 };
-                slot.start_episode(goals.as_mut())?;
+                slot.start_episode(goals.as_mut(), settings.starts.as_deref())?;
                 slots.push(slot);
             }
             if !slots.is_empty() {
-                chunks.push(Chunk { slots, goals });
+                chunks.push(Chunk {
+                    slots,
+                    goals,
+                    starts: settings.starts.clone(),
+                });
             }
         }
         Ok(Self {
@@ -413,7 +433,7 @@ fn play_chunk(
                     assistant_reward: slot.assistant_reward,
                 });
                 slot.flush(play.gamma, 0.0, &mut out.fragments);
-                slot.start_episode(chunk.goals.as_mut())?;
+                slot.start_episode(chunk.goals.as_mut(), chunk.starts.as_deref())?;
             }
         }
     }
@@ -515,6 +535,7 @@ mod tests {
             line_of_sight: false,
             gamma: 0.5,
             assistant: AssistantPlays::Search,
+            starts: None,
         };
         let factory = StandardAgents::heuristics_only();
         let mut selfplay = SelfPlay::new(&settings, &factory, true).unwrap();
@@ -581,5 +602,55 @@ mod tests {
             last_t(&second)
         );
         service.shutdown().unwrap();
+    }
+
+    #[test]
+    fn self_play_starts_from_recorded_moments() {
+        tch::set_num_threads(1);
+        let config = crate::train::assistant::config::tests::tiny();
+        let starts = Starts::load(
+            std::path::Path::new("recordings/samples"),
+            config.env.world_size,
+            5,
+        )
+        .unwrap();
+        let goals: Vec<Vec<u8>> = starts_goals(&starts);
+        let settings = SelfPlaySettings {
+            env: config.env.clone(),
+            goals: config.goals.clone(),
+            human: "heuristic:lowest_block".parse().unwrap(),
+            mcts: config.mcts.clone(),
+            num_envs: 2,
+            threads: 1,
+            seed: 3,
+            line_of_sight: false,
+            gamma: 0.5,
+            assistant: AssistantPlays::Search,
+            starts: Some(Arc::new(starts)),
+        };
+        let factory = StandardAgents::heuristics_only();
+        let mut selfplay = SelfPlay::new(&settings, &factory, true).unwrap();
+        let model = Model::new(config.model.clone(), tch::Device::Cpu).unwrap();
+        let service = InferenceService::spawn(model, ServiceConfig::default()).unwrap();
+        let collected = selfplay.collect(service.handle(), 3).unwrap();
+        for f in &collected.fragments {
+            for s in &f.samples {
+                // Every episode plays a recording's goal from one of its moments.
+                assert!(goals.iter().any(|g| *g == s.goal.to_vec()));
+            }
+        }
+    }
+
+    fn starts_goals(starts: &Starts) -> Vec<Vec<u8>> {
+        let mut env = Env::new(crate::train::assistant::config::tests::tiny().env);
+        let mut rng = StdRng::seed_from_u64(0);
+        let mut goals: Vec<Vec<u8>> = Vec::new();
+        for _ in 0..200 {
+            let g = starts.reset(&mut env, &mut rng).goal.ids().to_vec();
+            if !goals.contains(&g) {
+                goals.push(g);
+            }
+        }
+        goals
     }
 }

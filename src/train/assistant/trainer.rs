@@ -11,6 +11,7 @@
 //! reproduces itself but not the self-play of an uninterrupted run.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use rand::SeedableRng;
@@ -32,6 +33,7 @@ use crate::agents::spec::{AgentFactory, AgentSpec};
 use crate::nn::{
     InferenceService, Model, ModelConfig, Outputs, Precision, RecurrentState, ServiceConfig,
 };
+use crate::recording::starts::Starts;
 use crate::train::{Adam, AdamConfig, Checkpointer, MetricsLog, Progress};
 
 /// The metrics log's file name inside the output folder.
@@ -61,6 +63,9 @@ pub struct RunOptions {
     /// but `f32` plays on a converted copy of the weights, made each iteration,
     /// while training keeps updating the `f32` ones.
     pub selfplay_precision: Precision,
+    /// Recorded moments self-play episodes start from (`--starts DIR`), instead
+    /// of fresh worlds on the config's goals.
+    pub starts: Option<Arc<Starts>>,
 }
 
 /// What one iteration did, for progress displays.
@@ -222,6 +227,7 @@ pub fn train(
                 line_of_sight,
                 gamma: t.gamma,
                 assistant: t.assistant,
+                starts: options.starts.clone(),
             },
             factory,
             keep_goal_logits,
