@@ -81,6 +81,26 @@ pub trait Agent: fmt::Debug + Send {
 
     /// What the agent knows after its last [`Agent::act`], for inspection.
     fn internals(&self) -> Internals<'_>;
+
+    /// The goal the agent believes in after its last [`Agent::act`]: a block id
+    /// per cell (C order), for goal-inference metrics. `None` for agents that
+    /// hold no belief about the goal.
+    fn goal_belief(&self) -> Option<Vec<u8>> {
+        None
+    }
+}
+
+/// The most likely block of every cell in goal logits laid out `[block][cell]`
+/// (as the networks' goal heads give them).
+pub fn goal_argmax(logits: &[f32], cells: usize) -> Vec<u8> {
+    let blocks = logits.len() / cells.max(1);
+    (0..cells)
+        .map(|c| {
+            (0..blocks)
+                .max_by(|&a, &b| logits[a * cells + c].total_cmp(&logits[b * cells + c]))
+                .unwrap_or(0) as u8
+        })
+        .collect()
 }
 
 /// An agent's inspectable internals, as of its last action.

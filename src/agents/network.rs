@@ -68,6 +68,8 @@ pub struct PolicyAgent<E: Evaluator> {
     /// Keep the distribution each action was sampled from ([`Agent::internals`]).
     record: bool,
     last_dist: FlatDist,
+    /// The goal head's most likely block per cell at the last move.
+    goal: Option<Vec<u8>>,
 }
 
 impl<E: Evaluator> PolicyAgent<E> {
@@ -90,6 +92,7 @@ impl<E: Evaluator> PolicyAgent<E> {
             times: MoveTimes::default(),
             record: false,
             last_dist: FlatDist::default(),
+            goal: None,
         }
     }
 
@@ -120,6 +123,11 @@ where
         self.rng = StdRng::seed_from_u64(seed);
         self.state = self.evaluator.initial_state();
         self.prev_action = 0;
+        self.goal = None;
+    }
+
+    fn goal_belief(&self) -> Option<Vec<u8>> {
+        self.goal.clone()
     }
 
     fn act(&mut self, obs: &Observation) -> Action {
@@ -160,6 +168,10 @@ where
         if self.record {
             self.last_dist = weights.map_or_else(FlatDist::default, |w| FlatDist::from_weights(&w));
         }
+        self.goal = answer
+            .goal_logits
+            .as_deref()
+            .map(|l| super::goal_argmax(l, self.layout.size().num_cells()));
         self.state = answer.state;
         self.prev_action = flat;
         self.times.record(started.elapsed());
@@ -295,6 +307,14 @@ where
 
     fn record_internals(&mut self, on: bool) {
         self.record = on;
+    }
+
+    fn goal_belief(&self) -> Option<Vec<u8>> {
+        let logits = self.last.as_ref()?.goal_logits.as_deref()?;
+        Some(super::goal_argmax(
+            logits,
+            self.search.layout().size().num_cells(),
+        ))
     }
 
     /// The tree policy of the last move, while recording (the reference's piKL

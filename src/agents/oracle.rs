@@ -24,6 +24,10 @@ use crate::sim::obs::{Observation, WorldChannel};
 pub struct OracleAgent {
     walker: Walker,
     wanted: Vec<WantedEdit>,
+    /// The goal seen last, or the one it was given.
+    goal: Vec<u8>,
+    /// A goal to build instead of the true one (the random-goal baseline).
+    fixed: Option<Vec<u8>>,
 }
 
 impl OracleAgent {
@@ -35,6 +39,18 @@ impl OracleAgent {
         Self {
             walker: Walker::new(config),
             wanted: Vec::new(),
+            goal: Vec::new(),
+            fixed: None,
+        }
+    }
+
+    /// An agent that builds `goal` (block ids, C order) with the oracle's skill
+    /// whatever the true goal is: the "confidently wrong" baseline of
+    /// watch-then-help. It needs no goal in its observation.
+    pub fn with_goal(config: &Config, goal: Vec<u8>) -> Self {
+        Self {
+            fixed: Some(goal),
+            ..Self::new(config)
         }
     }
 }
@@ -51,6 +67,15 @@ pub fn edits_towards_goal(obs: &Observation, goal: &[u8], out: &mut Vec<WantedEd
             continue;
         }
         if !now.is_air() && now.is_breakable() {
+            // A block with no face open to the air cannot be seen, so cannot be
+            // broken until a neighbour is cleared.
+            let exposed = cell.face_neighbours().iter().any(|n| {
+                size.checked_index(*n)
+                    .is_some_and(|j| current[j.get()] == BlockId::AIR.0)
+            });
+            if !exposed {
+                continue;
+            }
             out.push(WantedEdit {
                 cell,
                 kind: EditKind::Break,
@@ -80,6 +105,7 @@ impl Agent for OracleAgent {
 
     fn reset(&mut self, _seed: u64) {
         self.walker.reset();
+        self.goal.clear();
     }
 
     fn act(&mut self, obs: &Observation) -> Action {
@@ -87,13 +113,32 @@ impl Agent for OracleAgent {
     }
 
     fn try_act(&mut self, obs: &Observation) -> Result<Action, AgentError> {
-        let goal = visible_goal(obs, Self::NAME)?;
-        edits_towards_goal(obs, goal, &mut self.wanted);
-        Ok(self.walker.act(obs, &self.wanted))
+        let goal = match &self.fixed {
+            Some(goal) => goal.as_slice(),
+            None => visible_goal(obs, Self::NAME)?,
+        };
+        self.goal.clear();
+        self.goal.extend_from_slice(goal);
+        edits_towards_goal(obs, &self.goal, &mut self.wanted);
+        // The lowest layer first, walking to it if need be: building whatever
+        // is at hand would cover the floor before it is done. Only when none of
+        // it can be reached does anything higher go.
+        let Some(lowest) = self.wanted.first().map(|e| e.cell.y) else {
+            return Ok(Action::NOOP);
+        };
+        let band = self.wanted.partition_point(|e| e.cell.y <= lowest);
+        if let Some(action) = self.walker.try_act(obs, &self.wanted[..band]) {
+            return Ok(action);
+        }
+        Ok(self.walker.act(obs, &self.wanted[band..]))
     }
 
     fn internals(&self) -> Internals<'_> {
         Internals::None
+    }
+
+    fn goal_belief(&self) -> Option<Vec<u8>> {
+        (!self.goal.is_empty()).then(|| self.goal.clone())
     }
 }
 

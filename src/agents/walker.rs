@@ -8,8 +8,8 @@
 //! player can stand in, moving as the env moves players) to the nearest feet cell
 //! from which some wanted edit looks reachable. A reach estimate can be wrong (a
 //! wall in the line of sight): a feet cell from which an edit turned out not to be
-//! allowed is remembered and not walked to again for that cell, until the walker
-//! runs out of places to try.
+//! allowed is remembered and not walked to again for that cell while the world
+//! stays as it is.
 
 use std::collections::{HashSet, VecDeque};
 
@@ -20,7 +20,7 @@ use crate::sim::config::{Abilities, Config};
 use crate::sim::coords::{Cell, WorldSize};
 use crate::sim::mask::MaskCache;
 use crate::sim::obs::{CURRENT_PLAYER, NO_ONE, Observation, WorldChannel};
-use crate::sim::viewpoint::{EYE_HEIGHT, REACH};
+use crate::sim::viewpoint::REACH;
 
 /// What to do at a cell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -59,19 +59,16 @@ impl WantedEdit {
     }
 }
 
-/// Feet cells from which reach is estimated to be enough: the eye within this
-/// distance of the target cell's centre (the env's reach, [`REACH`], is measured
-/// to the face clicked, which can be half a block nearer).
-const REACH_ESTIMATE: f64 = REACH - 0.25;
-
 /// The walking and acting half of a scripted agent (see the module docs).
 #[derive(Debug)]
 pub struct Walker {
     abilities: Abilities,
     layout: FlatLayout,
     masks: MaskCache,
-    /// (feet cell, target cell) pairs from which the target was not editable.
+    /// (feet cell, target cell) pairs from which the target was not editable,
+    /// in the world `failed_in`.
     failed: HashSet<(Cell, Cell)>,
+    failed_in: Vec<u8>,
     /// Breadth-first search buffers: the first move that reached each cell.
     first_move: Vec<Option<ActionType>>,
     queue: VecDeque<Cell>,
@@ -85,6 +82,7 @@ impl Walker {
             layout: FlatLayout::new(config.world_size, config.abilities),
             masks: MaskCache::default(),
             failed: HashSet::new(),
+            failed_in: Vec::new(),
             first_move: Vec::new(),
             queue: VecDeque::new(),
         }
@@ -94,53 +92,86 @@ impl Walker {
     pub fn reset(&mut self) {
         self.masks = MaskCache::default();
         self.failed.clear();
+        self.failed_in.clear();
     }
 
     /// The action making progress on `wanted` (most wanted first): the first edit
-    /// the mask allows now, else a step towards one, else NOOP.
-    pub fn act(&mut self, obs: &Observation, wanted: &[WantedEdit]) -> Action {
+    /// the mask allows now, else a step towards one (or a NOOP while another
+    /// player blocks the path); `None` when no wanted edit is possible or
+    /// reachable from here, so that the owner can want something else.
+    pub fn try_act(&mut self, obs: &Observation, wanted: &[WantedEdit]) -> Option<Action> {
         if wanted.is_empty() {
-            return Action::NOOP;
+            return None;
         }
         let size = obs.size();
         // With line of sight, as the env judges places and breaks.
         self.masks.update(obs, self.abilities, &self.layout, true);
+        // Failures seen in another world may not hold in this one.
+        let blocks = obs.channel(WorldChannel::CurrentBlocks);
+        if self.failed_in != blocks {
+            self.failed.clear();
+            self.failed_in.clear();
+            self.failed_in.extend_from_slice(blocks);
+        }
         let allowed = |walker: &Self, a: Action| {
             walker
                 .layout
                 .flat(a)
                 .is_some_and(|i| walker.masks.mask()[i])
         };
-        if let Some(edit) = wanted.iter().find(|e| allowed(self, e.action(size))) {
-            return edit.action(size);
+        let feet = own_feet(obs);
+        let encloses = |e: &WantedEdit| {
+            matches!(e.kind, EditKind::Place(_))
+                && feet.is_some_and(|f| self.would_enclose(obs, f, e.cell))
+        };
+        if let Some(edit) = wanted
+            .iter()
+            .find(|e| allowed(self, e.action(size)) && !encloses(e))
+        {
+            return Some(edit.action(size));
         }
         if self.abilities.teleportation {
             // Teleporting players act from anywhere: nothing wanted is possible.
-            return Action::NOOP;
+            return None;
         }
-        let Some(feet) = own_feet(obs) else {
-            return Action::NOOP;
-        };
+        let feet = feet?;
         // From here, every wanted edit that looked reachable was not allowed.
         for e in wanted {
             if within_reach(feet, e.cell) {
                 self.failed.insert((feet, e.cell));
             }
         }
-        match self.first_step(obs, feet, wanted) {
-            Some(kind) if allowed(self, move_action(kind)) => move_action(kind),
-            Some(_) => {
-                // The mask disagrees with the path (a player moved in the way):
-                // wait a step rather than bump into it.
-                Action::NOOP
-            }
-            None => {
-                // Nowhere left to try: the world may have changed since the
-                // failures were seen, so try everything again next time.
-                self.failed.clear();
-                Action::NOOP
-            }
-        }
+        let kind = self.first_step(obs, feet, wanted)?;
+        Some(if allowed(self, move_action(kind)) {
+            move_action(kind)
+        } else {
+            // The mask disagrees with the path (a player moved in the way):
+            // wait a step rather than bump into it.
+            Action::NOOP
+        })
+    }
+
+    /// [`Walker::try_act`], with NOOP when nothing wanted is possible.
+    pub fn act(&mut self, obs: &Observation, wanted: &[WantedEdit]) -> Action {
+        self.try_act(obs, wanted).unwrap_or(Action::NOOP)
+    }
+
+    /// Whether placing a block at `cell` would leave a player standing at `feet`
+    /// no cell to move to (walled in, it could never reach anything else).
+    fn would_enclose(&self, obs: &Observation, feet: Cell, cell: Cell) -> bool {
+        let size = obs.size();
+        let blocks = obs.channel(WorldChannel::CurrentBlocks);
+        let air = |c: Cell| c != cell && size.checked_index(c).is_none_or(|i| blocks[i.get()] == 0);
+        let moves: &[ActionType] = if self.abilities.flying {
+            &ActionType::MOVES
+        } else {
+            &ActionType::MOVES[..0]
+        };
+        !moves.iter().any(|kind| {
+            let (dx, dy, dz) = kind.move_delta().expect("a move");
+            let next = feet.offset(dx, dy, dz);
+            size.contains(next) && next.y >= 1 && air(next) && air(next.above())
+        }) && self.abilities.flying
     }
 
     /// The first move of a shortest walk from `feet` to a feet cell from which a
@@ -235,17 +266,13 @@ fn move_action(kind: ActionType) -> Action {
     }
 }
 
-/// Whether the eye of a player standing at `feet` is within the reach estimate
-/// of `cell`'s centre.
+/// Whether `cell` is within reach of a player standing at `feet`, as the mask
+/// measures it: squared distance from the head cell at most `REACH²` (integer
+/// cells, so 20).
 pub fn within_reach(feet: Cell, cell: Cell) -> bool {
-    let eye = [
-        f64::from(feet.x) + 0.5,
-        f64::from(feet.y) + EYE_HEIGHT,
-        f64::from(feet.z) + 0.5,
-    ];
-    let centre = cell.to_array().map(|v| f64::from(v) + 0.5);
-    let d2: f64 = (0..3).map(|k| (eye[k] - centre[k]).powi(2)).sum();
-    d2 <= REACH_ESTIMATE * REACH_ESTIMATE
+    let reach2 = (REACH * REACH).floor() as i32;
+    let d = [cell.x - feet.x, cell.y - (feet.y + 1), cell.z - feet.z];
+    d.iter().map(|v| v * v).sum::<i32>() <= reach2
 }
 
 /// The observer's feet cell: the lowest cell its own marker is in (walking

@@ -16,6 +16,7 @@ mod torch_threads;
 mod train;
 mod train_assistant;
 mod verify;
+mod watch_help;
 
 use std::path::PathBuf;
 
@@ -123,6 +124,13 @@ pub enum Command {
     /// Example: mbag robustness run --assistant oracle --rollouts 20 --json r.json
     #[command(subcommand)]
     Robustness(robustness::RobustnessCommand),
+    /// Watch-then-help: the assistant watches a demonstration of a goal, then
+    /// helps a human model build it from another start; success, speedup,
+    /// reward, conflicts and goal-inference precision/recall beside the
+    /// alone, random, oracle and random-goal baselines.
+    ///
+    /// Example: mbag watch-help --assistant oracle --demos /tmp/human --episodes 8
+    WatchHelp(watch_help::WatchHelpArgs),
 }
 
 impl Cli {
@@ -143,6 +151,7 @@ impl Cli {
             Command::Recording(command) => recording::run(command),
             Command::Train(command) => train::run(command),
             Command::Robustness(command) => robustness::run(command),
+            Command::WatchHelp(args) => watch_help::run(args),
             Command::Plot(args) => plot::run(args),
         }
     }

@@ -4,10 +4,13 @@
 //! - [`metrics`]: the reference's `calculate_metrics`.
 //! - [`run`]: parallel, seed-deterministic evaluation runs (`mbag evaluate`).
 //! - [`stats`]: means with t intervals and Wilson intervals for rates.
+//! - [`watch_help`]: watch a demonstration, then help build its goal
+//!   (`mbag watch-help`).
 
 pub mod metrics;
 pub mod run;
 pub mod stats;
+pub mod watch_help;
 
 pub use metrics::{EpisodeMetrics, PlayerMetrics};
 pub use run::{

@@ -355,6 +355,11 @@ impl FlatLayout {
         blocks * cells
     }
 
+    /// The world size the layout is for.
+    pub fn size(&self) -> WorldSize {
+        self.size
+    }
+
     /// The number of flat actions.
     #[inline]
     pub fn len(&self) -> usize {
