@@ -152,7 +152,7 @@ pub struct EvaluateArgs {
     #[arg(long, value_name = "DIR")]
     pub starts: Option<PathBuf>,
     /// With --starts: use every K-th step of each recording as a start.
-    #[arg(long, value_name = "K", default_value_t = 10, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::THREADS))]
+    #[arg(long, value_name = "K", default_value_t = 10, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::STRIDE))]
     pub starts_every: usize,
     /// Write settings, episodes and summary as JSON to FILE.
     #[arg(long, value_name = "FILE")]

@@ -12,6 +12,7 @@ mod plot;
 mod probe;
 mod recording;
 mod robustness;
+mod runner_args;
 mod torch_threads;
 mod train;
 mod train_assistant;

@@ -148,6 +148,12 @@ pub const EPISODES: RangeInclusive<u64> = 1..=1_000_000;
 /// Environment steps (`--horizon`, `--max-steps`, `--steps`): up to the study's
 /// 10^9 horizon.
 pub const STEPS: RangeInclusive<u64> = 1..=1_000_000_000;
+/// A step of a recording, 0 being before the first.
+pub const STEP_INDEX: RangeInclusive<u64> = 0..=1_000_000_000;
+/// Episodes of an optional part of a run, 0 skipping it.
+pub const EPISODES_OR_NONE: RangeInclusive<u64> = 0..=1_000_000;
+/// Every k-th item of a sequence (steps of a recording).
+pub const STRIDE: RangeInclusive<u64> = 1..=1_000_000;
 /// Steps between progress lines; 0 prints only the end.
 pub const EVERY: RangeInclusive<u64> = 0..=1_000_000_000;
 /// Search simulations per move; 0 is the policy head without search.

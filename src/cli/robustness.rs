@@ -23,20 +23,19 @@
 //! ```
 
 use std::fs;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
+use super::runner_args::RunnerArgs;
 use crate::agents::spec::{AgentSpec, StandardAgents};
 use crate::eval::run::{self as eval_run, EvalSettings};
 use crate::eval::stats::MeanCi;
-use crate::nn::{DeviceChoice, ServiceAgents, ServiceConfig};
+use crate::nn::{ServiceAgents, ServiceConfig};
 use crate::recording::Recording;
 use crate::robustness::capture::CaptureSettings;
 use crate::robustness::format::{Category, read_suite};
@@ -67,14 +66,14 @@ pub struct CaptureArgs {
     /// The recording (.jsonl or .jsonl.gz).
     pub recording: PathBuf,
     /// The step whose end is the test's start (0: before the first step).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::STEP_INDEX))]
     pub step: usize,
     /// Where to write the test; its file stem is the test's id.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
     /// At least this many of the last edits become the history the assistant
     /// watches (whole steps are kept together).
-    #[arg(long, value_name = "K", default_value_t = 10)]
+    #[arg(long, value_name = "K", default_value_t = 10, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::STEP_INDEX))]
     pub history: usize,
     /// The test's horizon in steps.
     #[arg(long, value_name = "STEPS", default_value_t = 100, value_parser = crate::cli::numeric::count::<u64>(1..=crate::robustness::format::MAX_HORIZON))]
@@ -127,23 +126,16 @@ pub struct RunArgs {
     #[arg(long, value_name = "SPEC,...", value_delimiter = ',')]
     pub humans: Vec<AgentSpec>,
     /// Evaluation episodes per human model and column (0: no evaluation).
-    #[arg(long, value_name = "N", default_value_t = 2)]
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::EPISODES_OR_NONE))]
     pub eval_episodes: usize,
     /// Steps of each evaluation episode (held-out houses, the paper's game).
     #[arg(long, value_name = "STEPS", default_value_t = 1500, value_parser = crate::cli::numeric::count::<u64>(crate::cli::numeric::STEPS))]
     pub eval_horizon: u64,
-    /// Worker threads [default: available cores].
-    #[arg(long, value_name = "T", value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::THREADS))]
-    pub threads: Option<usize>,
     /// Write the results as JSON (shape in src/cli/robustness.rs).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Where network agents run: cpu, cuda or auto.
-    #[arg(long, value_name = "DEVICE", default_value = "auto")]
-    pub device: DeviceChoice,
-    /// No progress bar.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub runner: RunnerArgs,
 }
 
 /// Runs a robustness subcommand.
@@ -207,12 +199,7 @@ struct Report<'a> {
 }
 
 fn run_suite(args: RunArgs) -> anyhow::Result<u8> {
-    let threads = args.threads.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(usize::from)
-            .unwrap_or(1)
-    });
-    super::torch_threads::apply(None, args.device, threads);
+    let threads = args.runner.threads();
     let mut tests = read_suite(&args.tests)?;
     if !args.only.is_empty() {
         for id in &args.only {
@@ -232,7 +219,7 @@ fn run_suite(args: RunArgs) -> anyhow::Result<u8> {
         }
     }
     let factory = StandardAgents::with_network(Arc::new(ServiceAgents::new(
-        args.device,
+        args.runner.device,
         ServiceConfig::default(),
     )));
     let settings = SuiteSettings {
@@ -260,7 +247,7 @@ fn run_suite(args: RunArgs) -> anyhow::Result<u8> {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    let bar = progress(args.quiet, total as u64, "rollouts");
+    let bar = args.runner.progress(total as u64, "rollouts");
     let start = Instant::now();
     let mut results = suite::run_suite(&settings, &factory, &|| bar.inc(1))?;
     bar.finish_and_clear();
@@ -307,18 +294,6 @@ fn run_suite(args: RunArgs) -> anyhow::Result<u8> {
         println!("wrote {}", path.display());
     }
     Ok(0)
-}
-
-fn progress(quiet: bool, total: u64, what: &str) -> ProgressBar {
-    if quiet || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    ProgressBar::new(total).with_style(
-        ProgressStyle::with_template(&format!(
-            "[{{bar:30}}] {{pos}}/{{len}} {what}, {{elapsed}}, eta {{eta}}"
-        ))
-        .expect("a valid template"),
-    )
 }
 
 /// The assistant's goal % on held-out houses with each human model, pooled.

@@ -16,19 +16,18 @@
 //! ```
 
 use std::fs;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
+use super::runner_args::RunnerArgs;
 use crate::agents::spec::{AgentSpec, StandardAgents};
 use crate::eval::stats::MeanCi;
 use crate::eval::watch_help::{self, HelpSummary, Helper, WatchHelpSettings};
-use crate::nn::{DeviceChoice, ServiceAgents, ServiceConfig};
+use crate::nn::{ServiceAgents, ServiceConfig};
 
 #[derive(Debug, Args)]
 #[command(after_help = "\
@@ -38,7 +37,8 @@ demonstration's goal), and the assistant under test. Speedup is L_alone / L_help
 lengths being the steps to build the goal (the horizon when it was not built);
 conflicts count places and breaks of a cell the other player touched last; precision
 and recall compare the goal the helper believes in after watching (a network's goal
-head, the oracle's true goal) with the true one over the cells the goal changes.
+head, which needs sims of at least 1: sims=0 runs the policy head alone; the oracle's
+true goal) with the true one over the cells the goal changes.
 
 Example:
   mbag recording convert --out /tmp/human
@@ -61,23 +61,16 @@ pub struct WatchHelpArgs {
     #[arg(long, value_name = "STEPS", default_value_t = 1500, value_parser = crate::cli::numeric::count::<u64>(crate::cli::numeric::STEPS))]
     pub horizon: u64,
     /// At most this many steps of each demonstration are watched.
-    #[arg(long, value_name = "STEPS", default_value_t = 1500)]
+    #[arg(long, value_name = "STEPS", default_value_t = 1500, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::STEPS))]
     pub watch_steps: usize,
     /// The run's seed.
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub seed: u64,
-    /// Worker threads [default: available cores].
-    #[arg(long, value_name = "T", value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::THREADS))]
-    pub threads: Option<usize>,
     /// Write the results as JSON (shape in src/cli/watch_help.rs).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Where network agents run: cpu, cuda or auto.
-    #[arg(long, value_name = "DEVICE", default_value = "auto")]
-    pub device: DeviceChoice,
-    /// No progress bar.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub runner: RunnerArgs,
 }
 
 #[derive(Serialize)]
@@ -93,12 +86,7 @@ struct Report<'a> {
 
 /// Runs `mbag watch-help`.
 pub fn run(args: WatchHelpArgs) -> anyhow::Result<u8> {
-    let threads = args.threads.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(usize::from)
-            .unwrap_or(1)
-    });
-    super::torch_threads::apply(None, args.device, threads);
+    let threads = args.runner.threads();
     let demos = watch_help::load_demos(&args.demos, args.watch_steps)
         .with_context(|| format!("reading demonstrations in {}", args.demos.display()))?;
     anyhow::ensure!(
@@ -133,18 +121,11 @@ pub fn run(args: WatchHelpArgs) -> anyhow::Result<u8> {
         args.horizon
     );
     let factory = StandardAgents::with_network(Arc::new(ServiceAgents::new(
-        args.device,
+        args.runner.device,
         ServiceConfig::default(),
     )));
     let total = (settings.helpers.len() + 1) * settings.episodes;
-    let bar = if args.quiet || !std::io::stderr().is_terminal() {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(total as u64).with_style(
-            ProgressStyle::with_template("[{bar:30}] {pos}/{len} episodes, {elapsed}, eta {eta}")
-                .expect("a valid template"),
-        )
-    };
+    let bar = args.runner.progress(total as u64, "episodes");
     let columns = watch_help::run(&settings, &factory, &|| bar.inc(1))?;
     bar.finish_and_clear();
     print_table(&columns);

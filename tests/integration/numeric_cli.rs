@@ -36,6 +36,11 @@ const ZERO_ALLOWED: &[&str] = &[
     "max-wait-us",
     "world-delay-ms",
     "role",
+    // A recording's step 0 is before its first step; no history and no
+    // evaluation episodes are meaningful choices.
+    "step",
+    "history",
+    "eval-episodes",
 ];
 
 /// Every option taking a numeric value, as (subcommand path, long name).
