@@ -162,16 +162,25 @@ impl Walker {
         let size = obs.size();
         let blocks = obs.channel(WorldChannel::CurrentBlocks);
         let air = |c: Cell| c != cell && size.checked_index(c).is_none_or(|i| blocks[i.get()] == 0);
-        let moves: &[ActionType] = if self.abilities.flying {
-            &ActionType::MOVES
-        } else {
-            &ActionType::MOVES[..0]
-        };
-        !moves.iter().any(|kind| {
+        !self.moves().iter().any(|kind| {
             let (dx, dy, dz) = kind.move_delta().expect("a move");
             let next = feet.offset(dx, dy, dz);
             size.contains(next) && next.y >= 1 && air(next) && air(next.above())
-        }) && self.abilities.flying
+        })
+    }
+
+    /// The moves a player can make: up and down only when it flies.
+    fn moves(&self) -> &'static [ActionType] {
+        if self.abilities.flying {
+            &ActionType::MOVES
+        } else {
+            &[
+                ActionType::MovePosX,
+                ActionType::MoveNegX,
+                ActionType::MovePosZ,
+                ActionType::MoveNegZ,
+            ]
+        }
     }
 
     /// The first move of a shortest walk from `feet` to a feet cell from which a
@@ -223,16 +232,7 @@ impl Walker {
         self.queue.push_back(feet);
         let mut seen = vec![false; size.num_cells()];
         seen[size.index(feet).get()] = true;
-        let moves: &[ActionType] = if self.abilities.flying {
-            &ActionType::MOVES
-        } else {
-            &[
-                ActionType::MovePosX,
-                ActionType::MoveNegX,
-                ActionType::MovePosZ,
-                ActionType::MoveNegZ,
-            ]
-        };
+        let moves = self.moves();
         while let Some(at) = self.queue.pop_front() {
             let first = self.first_move[size.index(at).get()];
             if let Some(first) = first
