@@ -8,10 +8,10 @@
 //! player can stand in, moving as the env moves players) to the nearest feet cell
 //! from which some wanted edit looks reachable. A reach estimate can be wrong (a
 //! wall in the line of sight): a feet cell from which an edit turned out not to be
-//! allowed is remembered and not walked to again for that cell while the world
-//! stays as it is.
+//! allowed is remembered and not walked to again for that cell for a while
+//! ([`FAILURE_MEMORY`] moves).
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 
 use super::AgentError;
 use crate::sim::action::{Action, ActionType, FlatLayout};
@@ -59,6 +59,10 @@ impl WantedEdit {
     }
 }
 
+/// Moves for which a feet cell from which an edit failed is not tried again
+/// for it.
+const FAILURE_MEMORY: u64 = 200;
+
 /// The walking and acting half of a scripted agent (see the module docs).
 #[derive(Debug)]
 pub struct Walker {
@@ -66,9 +70,10 @@ pub struct Walker {
     layout: FlatLayout,
     masks: MaskCache,
     /// (feet cell, target cell) pairs from which the target was not editable,
-    /// in the world `failed_in`.
-    failed: HashSet<(Cell, Cell)>,
-    failed_in: Vec<u8>,
+    /// with the move at which that was seen.
+    failed: HashMap<(Cell, Cell), u64>,
+    /// Moves made so far.
+    moves_made: u64,
     /// Breadth-first search buffers: the first move that reached each cell.
     first_move: Vec<Option<ActionType>>,
     queue: VecDeque<Cell>,
@@ -81,8 +86,8 @@ impl Walker {
             abilities: config.abilities,
             layout: FlatLayout::new(config.world_size, config.abilities),
             masks: MaskCache::default(),
-            failed: HashSet::new(),
-            failed_in: Vec::new(),
+            failed: HashMap::new(),
+            moves_made: 0,
             first_move: Vec::new(),
             queue: VecDeque::new(),
         }
@@ -92,7 +97,7 @@ impl Walker {
     pub fn reset(&mut self) {
         self.masks = MaskCache::default();
         self.failed.clear();
-        self.failed_in.clear();
+        self.moves_made = 0;
     }
 
     /// The action making progress on `wanted` (most wanted first): the first edit
@@ -106,13 +111,13 @@ impl Walker {
         let size = obs.size();
         // With line of sight, as the env judges places and breaks.
         self.masks.update(obs, self.abilities, &self.layout, true);
-        // Failures seen in another world may not hold in this one.
-        let blocks = obs.channel(WorldChannel::CurrentBlocks);
-        if self.failed_in != blocks {
-            self.failed.clear();
-            self.failed_in.clear();
-            self.failed_in.extend_from_slice(blocks);
-        }
+        // A failure is remembered for a while only: the world changes (a wall
+        // comes down, a player moves away), but forgetting at every change
+        // would send the walker back to the same dead ends whenever its
+        // partner edits anything.
+        self.moves_made += 1;
+        let now = self.moves_made;
+        self.failed.retain(|_, seen| now - *seen < FAILURE_MEMORY);
         let allowed = |walker: &Self, a: Action| {
             walker
                 .layout
@@ -138,7 +143,7 @@ impl Walker {
         // From here, every wanted edit that looked reachable was not allowed.
         for e in wanted {
             if within_reach(feet, e.cell) {
-                self.failed.insert((feet, e.cell));
+                self.failed.insert((feet, e.cell), now);
             }
         }
         let kind = self.first_step(obs, feet, wanted)?;
@@ -209,7 +214,7 @@ impl Walker {
         };
         let goal_here = |at: Cell| {
             wanted.iter().any(|e| {
-                !self.failed.contains(&(at, e.cell))
+                !self.failed.contains_key(&(at, e.cell))
                     && !others_at(e.cell)
                     && within_reach(at, e.cell)
                     && match e.kind {
