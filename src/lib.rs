@@ -20,6 +20,7 @@
 
 pub mod agents;
 pub mod bench;
+pub mod chat;
 pub mod cli;
 pub mod daemon;
 pub mod eval;

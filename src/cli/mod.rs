@@ -1,6 +1,7 @@
 //! The `mbag` command line. The only place (with `main.rs`) that uses `anyhow`.
 
 mod bench;
+mod chat;
 mod daemon;
 mod demo;
 mod evaluate;
@@ -132,6 +133,12 @@ pub enum Command {
     ///
     /// Example: mbag watch-help --assistant oracle --demos /tmp/human --episodes 8
     WatchHelp(watch_help::WatchHelpArgs),
+    /// Chat with the assistant: the intent-flag parser and its accuracy on
+    /// labelled messages.
+    ///
+    /// Example: mbag chat eval --messages tests/chat/messages.jsonl
+    #[command(subcommand)]
+    Chat(chat::ChatCommand),
 }
 
 impl Cli {
@@ -153,6 +160,7 @@ impl Cli {
             Command::Train(command) => train::run(command),
             Command::Robustness(command) => robustness::run(command),
             Command::WatchHelp(args) => watch_help::run(args),
+            Command::Chat(command) => chat::run(command),
             Command::Plot(args) => plot::run(args),
         }
     }
