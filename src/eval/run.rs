@@ -44,7 +44,7 @@ use super::metrics;
 use super::stats::{MeanCi, RateCi};
 use crate::agents::spec::{AgentFactory, AgentSpec, AgentSpecError};
 use crate::agents::{Agent, AgentError};
-use crate::recording::starts::Starts;
+use crate::recording::starts::{Starts, reset_episode};
 use crate::sim::action::ActionType;
 use crate::sim::config::Config;
 use crate::sim::env::{Env, PlayersOverlapping, StepError};
@@ -380,18 +380,10 @@ pub fn run_episode(
     assert_eq!(agents.len(), config.num_players, "one agent per player");
     let mut env = Env::new(config.clone());
     let mut rng = StdRng::seed_from_u64(seed);
-    match starts {
-        Some(starts) => {
-            starts.reset(&mut env, &mut rng);
-        }
-        None => env
-            .reset(goals, &mut rng)
-            .map_err(|source| EvalError::Goal {
-                episode: index,
-                source,
-            })
-            .map(|_| ())?,
-    }
+    reset_episode(&mut env, goals, starts, &mut rng).map_err(|source| EvalError::Goal {
+        episode: index,
+        source,
+    })?;
     for (p, agent) in agents.iter_mut().enumerate() {
         agent.reset(agent_seed(seed, p));
     }

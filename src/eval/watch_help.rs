@@ -42,7 +42,7 @@ use crate::sim::action::ActionType;
 use crate::sim::block::Blocks;
 use crate::sim::config::Config;
 use crate::sim::coords::{Cell, PlayerPos, WorldSize};
-use crate::sim::env::{Env, PlayersOverlapping, StepError};
+use crate::sim::env::{Env, PlayersOverlapping, StepError, player_fits};
 use crate::sim::presets::{Game, Movement};
 use crate::sim::state::{EnvState, NO_INTERACTION};
 
@@ -505,11 +505,7 @@ fn watch(
         {
             person = candidate;
         }
-        let aside_now = if s.blocks.get(aside).is_air()
-            && s.blocks
-                .checked_get(aside.above())
-                .is_none_or(|b| b.is_air())
-        {
+        let aside_now = if player_fits(&s.blocks, aside, &[]) {
             aside
         } else {
             free_cell(&s.blocks, person.feet_cell())
@@ -527,12 +523,7 @@ fn watch(
 fn free_cell(blocks: &Blocks, from: Cell) -> Cell {
     let size = blocks.size();
     size.cells()
-        .filter(|c| {
-            c.y >= 1
-                && blocks.get(*c).is_air()
-                && blocks.checked_get(c.above()).is_none_or(|b| b.is_air())
-                && !(c.x == from.x && c.z == from.z)
-        })
+        .filter(|&c| c.y >= 1 && player_fits(blocks, c, &[]) && !(c.x == from.x && c.z == from.z))
         .max_by_key(|c| (-c.y, (c.x - from.x).pow(2) + (c.z - from.z).pow(2)))
         .unwrap_or(Cell::new(0, size.height as i32 - 2, 0))
 }

@@ -18,7 +18,8 @@ use super::reader::{Recording, collect_files};
 use super::verify::{env_for, verify};
 use crate::sim::block::Blocks;
 use crate::sim::coords::{Cell, PlayerPos, WorldSize};
-use crate::sim::env::Env;
+use crate::sim::env::{Env, player_fits};
+use crate::sim::goal::{GoalError, GoalGenerator};
 use crate::sim::state::{EnvState, NO_INTERACTION};
 
 /// One start: a moment of a recording.
@@ -162,18 +163,28 @@ impl Starts {
     }
 }
 
-/// Whether a player may stand with its feet in `c`: inside the world above the
-/// floor, feet and head air, and no player in `taken` within a cell of it
-/// vertically in its column.
+/// Resets `env` for a new episode: to a start drawn from `starts` when given,
+/// else as [`Env::reset`] does, on a goal from `goals`. Evaluation and self-play
+/// start their episodes through this one function.
+pub fn reset_episode(
+    env: &mut Env,
+    goals: &mut dyn GoalGenerator,
+    starts: Option<&Starts>,
+    rng: &mut impl Rng,
+) -> Result<(), GoalError> {
+    match starts {
+        Some(starts) => {
+            starts.reset(env, rng);
+            Ok(())
+        }
+        None => env.reset(goals, rng),
+    }
+}
+
+/// Whether a player may stand with its feet in `c`: above the floor, and as the
+/// env allows ([`player_fits`]).
 fn free_for(blocks: &Blocks, c: Cell, taken: &[Cell]) -> bool {
-    let size = blocks.size();
-    size.contains(c)
-        && c.y >= 1
-        && blocks.get(c).is_air()
-        && blocks.checked_get(c.above()).is_none_or(|b| b.is_air())
-        && !taken
-            .iter()
-            .any(|t| t.x == c.x && t.z == c.z && (t.y - c.y).abs() <= 1)
+    c.y >= 1 && player_fits(blocks, c, taken)
 }
 
 /// A free feet cell drawn uniformly (a world with no free cell is impossible

@@ -13,6 +13,7 @@ use crate::recording::reader::Recording;
 use crate::recording::verify::{env_for, verify};
 use crate::sim::block::{BlockId, Blocks};
 use crate::sim::coords::{Cell, PlayerPos, WorldSize};
+use crate::sim::env::player_fits;
 use crate::sim::state::EnvState;
 
 /// What to capture.
@@ -307,19 +308,18 @@ fn feet_position(p: PlayerPos, size: WorldSize) -> Option<[f64; 3]> {
 /// of its height (where a second player could not stand).
 fn free_position(blocks: &Blocks, near: [f64; 3], avoid: Option<[f64; 3]>) -> Option<[f64; 3]> {
     let size = blocks.size();
-    let free = |c: Cell| blocks.get(c).is_air() && blocks.get(c.above()).is_air();
-    let clear_of = |c: Cell| {
-        avoid.is_none_or(|a| {
-            let (ax, ay, az) = (
+    let others: Vec<Cell> = avoid
+        .map(|a| {
+            Cell::new(
                 a[0].floor() as i32,
                 a[1].floor() as i32,
                 a[2].floor() as i32,
-            );
-            !(c.x == ax && c.z == az && (c.y - ay).abs() <= 1)
+            )
         })
-    };
+        .into_iter()
+        .collect();
     size.cells()
-        .filter(|c| c.y >= 1 && c.y < size.height as i32 - 1 && free(*c) && clear_of(*c))
+        .filter(|&c| c.y >= 1 && c.y < size.height as i32 - 1 && player_fits(blocks, c, &others))
         .min_by_key(|c| {
             let d = [
                 f64::from(c.x) + 0.5 - near[0],

@@ -1336,6 +1336,20 @@ fn occupies(pos: PlayerPos, cell: Cell, below_feet: bool) -> bool {
         && (cy == pos.y || cy == pos.y + 1.0 || (below_feet && cy == pos.y - 1.0))
 }
 
+/// Whether a player may stand with its feet in `feet`: the feet cell in the
+/// world, feet and head air (a head above the world is fine), and no player whose
+/// feet are in `others` within one cell vertically in the same column. The rule
+/// the env moves and starts players by, for code that places players itself.
+pub fn player_fits(blocks: &Blocks, feet: Cell, others: &[Cell]) -> bool {
+    let size = blocks.size();
+    size.contains(feet)
+        && blocks.get(feet).is_air()
+        && (feet.y >= size.height as i32 - 1 || blocks.get(feet.above()).is_air())
+        && !others
+            .iter()
+            .any(|o| o.x == feet.x && o.z == feet.z && (o.y - feet.y).abs() <= 1)
+}
+
 /// Whether a player may stand at `pos`: feet cell in the world, feet and head air
 /// (a head above the world is fine), and (unless `others` is empty) no other player
 /// within one cell vertically in the same column. `me` is skipped in `others`.
@@ -1345,12 +1359,8 @@ fn is_valid_player_space(
     others: &[PlayerPos],
     me: Option<usize>,
 ) -> bool {
-    let size = blocks.size();
     let feet = pos.feet_cell();
-    if !size.contains(feet) || !blocks.get(feet).is_air() {
-        return false;
-    }
-    if feet.y < size.height as i32 - 1 && !blocks.get(feet.above()).is_air() {
+    if !player_fits(blocks, feet, &[]) {
         return false;
     }
     !others

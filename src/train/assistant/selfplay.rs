@@ -24,7 +24,7 @@ use crate::agents::{Agent, Internals};
 use crate::eval::run::{ASSISTANT, HUMAN};
 use crate::mcts::{Decision, Evaluator, LeafQuery, MctsConfig, Search, run_together};
 use crate::nn::{InferenceHandle, NetEvaluator, SharedState};
-use crate::recording::starts::Starts;
+use crate::recording::starts::{Starts, reset_episode};
 use crate::sim::action::FlatLayout;
 use crate::sim::config::{Abilities, Config};
 use crate::sim::env::Env;
@@ -136,14 +136,7 @@ impl Slot {
         goals: &mut dyn GoalGenerator,
         starts: Option<&Starts>,
     ) -> Result<(), AssistantError> {
-        match starts {
-            Some(starts) => {
-                starts.reset(&mut self.env, &mut self.rng);
-            }
-            None => {
-                self.env.reset(goals, &mut self.rng)?;
-            }
-        }
+        reset_episode(&mut self.env, goals, starts, &mut self.rng)?;
         let seed: u64 = self.rng.random();
         self.human.reset(seed);
         self.search.clear();
