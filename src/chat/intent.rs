@@ -190,12 +190,17 @@ fn squeeze(word: &str) -> String {
     }
 }
 
-fn is_cue(word: &str) -> bool {
+/// Every word the rules read as a cue (reject, accept, question words).
+fn cue_words() -> impl Iterator<Item = &'static str> {
     REJECT_WORDS
         .iter()
         .chain(ACCEPT_WORDS)
         .chain(QUESTION_WORDS)
-        .any(|w| *w == word)
+        .copied()
+}
+
+fn is_cue(word: &str) -> bool {
+    cue_words().any(|w| w == word)
 }
 
 /// Everyday English words (the most frequent ones, and the builder's words),
@@ -212,10 +217,9 @@ const COMMON: &[&str] = &[
     "being", "keep", "kept", "need", "needs", "right", "light", "night", "might", "sight",
     "bright", "great", "treat", "break", "brick", "block", "blocks", "stone", "store", "glass",
     "class", "grass", "place", "plank", "planks", "cool", "coal", "tool", "told", "gold", "hold",
-    "bold", "bad", "bed", "bet", "but", "not", "nor", "now", "no", "so", "go", "do", "to", "too",
-    "two", "top", "stop", "shop", "step", "stair", "stairs", "win", "window", "windows", "side",
-    "wide", "ride", "hide", "rid", "red", "read", "ready", "real", "really", "fun", "run", "sun",
-    "son", "done",
+    "bold", "bad", "bed", "bet", "but", "not", "nor", "no", "so", "go", "do", "to", "too", "two",
+    "top", "stop", "shop", "step", "stair", "stairs", "win", "window", "windows", "side", "wide",
+    "ride", "hide", "rid", "red", "read", "ready", "real", "really", "fun", "run", "sun", "son",
 ];
 
 /// A word of four letters or more within one edit (a transposition counts as
@@ -226,12 +230,8 @@ fn fix_typo(word: &str) -> String {
         return word.to_owned();
     }
     let len = word.chars().count();
-    let cues = REJECT_WORDS
-        .iter()
-        .chain(ACCEPT_WORDS)
-        .chain(QUESTION_WORDS)
-        .filter(|w| w.chars().count() >= 3);
-    let near: Vec<&&str> = cues
+    let near: Vec<&str> = cue_words()
+        .filter(|w| w.chars().count() >= 3)
         .filter(|w| strsim::damerau_levenshtein(w, word) == 1)
         .filter(|w| {
             len >= 4 || {
@@ -244,7 +244,7 @@ fn fix_typo(word: &str) -> String {
         })
         .collect();
     match near.as_slice() {
-        [only] => (**only).to_owned(),
+        [only] => (*only).to_owned(),
         _ => word.to_owned(),
     }
 }

@@ -12,11 +12,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use serde::Serialize;
 
 use super::format::{Category, RobustnessTest};
-use super::run::{self, ASSISTANT, RunError};
+use super::run::{self, ASSISTANT, Case, RunError};
 use crate::agents::Agent;
 use crate::agents::spec::{AgentFactory, AgentSpec};
 use crate::eval::run::default_lanes;
 use crate::eval::stats::{MeanCi, RateCi};
+use crate::sim::config::Config;
 
 /// The share of a test's rollouts (every variant counted) an assistant must pass
 /// for the test to count as passed.
@@ -126,12 +127,20 @@ pub fn run_suite(
     factory: &dyn AgentFactory,
     on_rollout: &(dyn Fn() + Sync),
 ) -> Result<Vec<ColumnResult>, RunError> {
+    // Each test's cases, and its env config per column, made once: every
+    // rollout reads them.
+    let cases: Vec<Vec<Case>> = settings.tests.iter().map(RobustnessTest::cases).collect();
+    let configs: Vec<Vec<Config>> = settings
+        .columns
+        .iter()
+        .map(|spec| settings.tests.iter().map(|t| t.config(spec)).collect())
+        .collect::<Result<_, _>>()?;
     // Work items grouped by (column, test), so a worker rebuilds agents only
     // when it moves on to another test or column.
     let mut items = Vec::new();
     for column in 0..settings.columns.len() {
-        for (t, test) in settings.tests.iter().enumerate() {
-            for case in 0..test.cases().len() {
+        for (t, test_cases) in cases.iter().enumerate() {
+            for case in 0..test_cases.len() {
                 for rollout in 0..settings.rollouts {
                     items.push((column, t, case, rollout));
                 }
@@ -151,19 +160,18 @@ pub fn run_suite(
                 };
                 let test = &settings.tests[t];
                 let spec = &settings.columns[column];
-                let cases = test.cases();
-                let case = &cases[c];
-                let config = test.config(spec)?;
+                let case = &cases[t][c];
+                let config = &configs[column][t];
                 // The assistant is rebuilt per column and test; the partner
                 // per case too (a stubborn cell moves with a translation).
                 if built.as_ref().is_none_or(|b| b.key != (column, t, c)) {
                     let assistant = match built.take() {
                         Some(b) if (b.key.0, b.key.1) == (column, t) => b.assistant,
-                        _ => factory.build(spec, ASSISTANT, &config)?,
+                        _ => factory.build(spec, ASSISTANT, config)?,
                     };
                     built = Some(Built {
                         key: (column, t, c),
-                        person: run::partner_agent(test, case, &config, factory)?,
+                        person: run::partner_agent(test, case, config, factory)?,
                         assistant,
                     });
                 }
@@ -173,7 +181,7 @@ pub fn run_suite(
                 let outcome = run::play(
                     test,
                     case,
-                    &config,
+                    config,
                     person.as_mut(),
                     assistant.as_mut(),
                     rollout,
@@ -214,21 +222,21 @@ pub fn run_suite(
     let mut k = 0;
     for spec in &settings.columns {
         let mut tests = Vec::new();
-        for test in &settings.tests {
-            let mut cases = Vec::new();
-            for case in test.cases() {
+        for (test, test_cases) in settings.tests.iter().zip(&cases) {
+            let mut results = Vec::new();
+            for case in test_cases {
                 let n = settings.rollouts;
                 let ok = passed[k..k + n]
                     .iter()
                     .filter(|p| **p == Some(true))
                     .count();
                 k += n;
-                cases.push(CaseResult {
-                    case: case.label,
+                results.push(CaseResult {
+                    case: case.label.clone(),
                     rate: RateCi::wilson(ok as u64, n as u64),
                 });
             }
-            tests.push(summarise_test(test, cases));
+            tests.push(summarise_test(test, results));
         }
         columns.push(summarise_column(spec.clone(), tests));
     }
