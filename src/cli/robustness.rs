@@ -33,13 +33,11 @@ use serde::Serialize;
 
 use super::runner_args::RunnerArgs;
 use crate::agents::spec::{AgentSpec, StandardAgents};
-use crate::eval::run::{self as eval_run, EvalSettings};
-use crate::eval::stats::MeanCi;
 use crate::nn::{ServiceAgents, ServiceConfig};
 use crate::recording::Recording;
 use crate::robustness::capture::CaptureSettings;
 use crate::robustness::format::{Category, read_suite};
-use crate::robustness::suite::{self, ColumnResult, Flags, SuiteSettings};
+use crate::robustness::suite::{self, ColumnResult, Flags, GoalCheck, SuiteSettings};
 use crate::sim::presets::{Game, Movement};
 
 /// The robustness subcommands.
@@ -262,14 +260,29 @@ fn run_suite(args: RunArgs) -> anyhow::Result<u8> {
         args.humans.clone()
     };
     if args.eval_episodes > 0 {
+        let check = GoalCheck {
+            config: Game::paper()
+                .with_horizon(args.eval_horizon)
+                .with_movement(Movement::Walking)
+                .config()?,
+            goals: super::evaluate::goal_config_named("held_out", None)?,
+            goals_label: "held_out".into(),
+            humans: humans.clone(),
+            episodes: args.eval_episodes,
+            threads,
+        };
         for column in &mut results {
-            column.goal_percentage = Some(goal_percentage(
-                &column.assistant,
-                &humans,
-                &args,
-                threads,
-                &factory,
-            )?);
+            let assistant = &column.assistant;
+            let say = |human: &AgentSpec| {
+                println!(
+                    "evaluating {assistant} with {human} ({} episodes)",
+                    args.eval_episodes
+                )
+            };
+            column.goal_percentage = Some(
+                suite::pooled_goal_percentage(assistant, &check, &factory, &say)
+                    .with_context(|| format!("evaluating {assistant}"))?,
+            );
         }
     }
     let flags = suite::flags(&results);
@@ -294,48 +307,6 @@ fn run_suite(args: RunArgs) -> anyhow::Result<u8> {
         println!("wrote {}", path.display());
     }
     Ok(0)
-}
-
-/// The assistant's goal % on held-out houses with each human model, pooled.
-fn goal_percentage(
-    assistant: &AgentSpec,
-    humans: &[AgentSpec],
-    args: &RunArgs,
-    threads: usize,
-    factory: &StandardAgents,
-) -> anyhow::Result<MeanCi> {
-    let config = Game::paper()
-        .with_horizon(args.eval_horizon)
-        .with_movement(Movement::Walking)
-        .config()?;
-    let mut values = Vec::new();
-    for human in humans {
-        let settings = EvalSettings {
-            config: config.clone(),
-            goals: super::evaluate::goal_config_named("held_out", None)?,
-            goals_label: "held_out".into(),
-            human: human.clone(),
-            assistant: assistant.clone(),
-            episodes: args.eval_episodes,
-            seed: 0,
-            threads,
-            lanes: eval_run::default_lanes(human, assistant),
-            starts: None,
-        };
-        println!(
-            "evaluating {assistant} with {human} ({} episodes)",
-            args.eval_episodes
-        );
-        let evaluation = eval_run::evaluate(&settings, factory, &|_| {})
-            .with_context(|| format!("evaluating {assistant} with {human}"))?;
-        values.extend(
-            evaluation
-                .episodes
-                .iter()
-                .map(|e| e.outcome.goal_percentage),
-        );
-    }
-    Ok(MeanCi::of(values))
 }
 
 fn rate_cell(r: &crate::eval::stats::RateCi) -> String {

@@ -15,9 +15,10 @@ use super::format::{Category, RobustnessTest};
 use super::run::{self, ASSISTANT, Case, RunError};
 use crate::agents::Agent;
 use crate::agents::spec::{AgentFactory, AgentSpec};
-use crate::eval::run::default_lanes;
+use crate::eval::run::{EvalError, EvalSettings, default_lanes, evaluate};
 use crate::eval::stats::{MeanCi, RateCi};
 use crate::sim::config::Config;
+use crate::sim::goal::GoalConfig;
 
 /// The share of a test's rollouts (every variant counted) an assistant must pass
 /// for the test to count as passed.
@@ -330,4 +331,56 @@ pub fn flags(columns: &[ColumnResult]) -> Flags {
         }
     }
     flags
+}
+
+/// The ordinary evaluation run beside the suite, so that robustness and goal %
+/// can be compared ([`flags`]).
+#[derive(Clone, Debug)]
+pub struct GoalCheck {
+    /// The env config episodes are played in.
+    pub config: Config,
+    /// Where goals come from (held-out houses).
+    pub goals: GoalConfig,
+    /// A name for `goals`.
+    pub goals_label: String,
+    /// The human models; every one plays `episodes` episodes.
+    pub humans: Vec<AgentSpec>,
+    /// Episodes per human model.
+    pub episodes: usize,
+    /// Worker threads.
+    pub threads: usize,
+}
+
+/// `assistant`'s goal % with every human model of `check`, pooled over all
+/// their episodes. `on_human` is told before each human model plays.
+pub fn pooled_goal_percentage(
+    assistant: &AgentSpec,
+    check: &GoalCheck,
+    factory: &dyn AgentFactory,
+    on_human: &dyn Fn(&AgentSpec),
+) -> Result<MeanCi, EvalError> {
+    let mut values = Vec::new();
+    for human in &check.humans {
+        on_human(human);
+        let settings = EvalSettings {
+            config: check.config.clone(),
+            goals: check.goals.clone(),
+            goals_label: check.goals_label.clone(),
+            human: human.clone(),
+            assistant: assistant.clone(),
+            episodes: check.episodes,
+            seed: 0,
+            threads: check.threads,
+            lanes: default_lanes(human, assistant),
+            starts: None,
+        };
+        let evaluation = evaluate(&settings, factory, &|_| {})?;
+        values.extend(
+            evaluation
+                .episodes
+                .iter()
+                .map(|e| e.outcome.goal_percentage),
+        );
+    }
+    Ok(MeanCi::of(values))
 }
