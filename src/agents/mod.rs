@@ -22,6 +22,8 @@
 
 use std::fmt;
 
+use crate::chat::conversation::Heard;
+
 use crate::sim::action::Action;
 use crate::sim::obs::Observation;
 
@@ -86,6 +88,16 @@ pub trait Agent: fmt::Debug + Send {
     /// per cell (C order), for goal-inference metrics. `None` for agents that
     /// hold no belief about the goal.
     fn goal_belief(&self) -> Option<Vec<u8>> {
+        None
+    }
+
+    /// Hears another player's chat message. Agents that do not listen (the
+    /// default) ignore it; assistants that do let it steer their next moves.
+    fn hear(&mut self, _heard: &Heard) {}
+
+    /// What the agent wants to say in chat now, if anything; asked after each
+    /// [`Agent::act`]. The default says nothing.
+    fn speak(&mut self) -> Option<String> {
         None
     }
 }

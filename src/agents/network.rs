@@ -17,9 +17,10 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 
 use super::{Agent, AgentError, FlatDist, Internals};
+use crate::chat::conversation::{Conversation, ConversationConfig, Heard, Plan};
 use crate::mcts::search::sample_weighted;
-use crate::mcts::{Decision, Evaluator, LeafQuery, MctsConfig, Search};
-use crate::sim::action::{Action, FlatLayout};
+use crate::mcts::{Decision, Evaluator, LeafQuery, MctsConfig, Search, Steering};
+use crate::sim::action::{Action, ActionType, FlatLayout};
 use crate::sim::config::{Abilities, Config};
 use crate::sim::mask::MaskCache;
 use crate::sim::obs::Observation;
@@ -70,6 +71,8 @@ pub struct PolicyAgent<E: Evaluator> {
     last_dist: FlatDist,
     /// The goal head's most likely block per cell at the last move.
     goal: Option<Vec<u8>>,
+    /// What the other players said, as bans on its choices.
+    chat: Conversation,
 }
 
 impl<E: Evaluator> PolicyAgent<E> {
@@ -93,6 +96,10 @@ impl<E: Evaluator> PolicyAgent<E> {
             record: false,
             last_dist: FlatDist::default(),
             goal: None,
+            chat: Conversation::new(
+                FlatLayout::new(env_config.world_size, env_config.abilities),
+                ConversationConfig::default(),
+            ),
         }
     }
 
@@ -124,6 +131,20 @@ where
         self.state = self.evaluator.initial_state();
         self.prev_action = 0;
         self.goal = None;
+        self.chat.reset();
+    }
+
+    fn hear(&mut self, heard: &Heard) {
+        self.chat.hear(heard);
+    }
+
+    fn speak(&mut self) -> Option<String> {
+        let next_edit = self
+            .layout
+            .action(self.prev_action)
+            .ok()
+            .filter(|a| matches!(a.kind, ActionType::PlaceBlock | ActionType::BreakBlock));
+        self.chat.speak(&Plan { next_edit })
     }
 
     fn goal_belief(&self) -> Option<Vec<u8>> {
@@ -146,6 +167,9 @@ where
             self.line_of_sight,
             &mut self.mask,
         );
+        self.chat
+            .steering()
+            .apply_mask(&self.layout, &mut self.mask);
         let query = LeafQuery {
             observation: obs,
             prev_action: Some(self.prev_action),
@@ -175,10 +199,12 @@ where
         self.state = answer.state;
         self.prev_action = flat;
         self.times.record(started.elapsed());
-        self.layout.action(flat).map_err(|e| AgentError::Failed {
+        let action = self.layout.action(flat).map_err(|e| AgentError::Failed {
             agent: "PolicyAgent",
             message: e.to_string(),
-        })
+        })?;
+        self.chat.acted(obs, action);
+        Ok(action)
     }
 
     fn record_internals(&mut self, on: bool) {
@@ -206,6 +232,8 @@ pub struct SearchAgent<E: Evaluator> {
     times: MoveTimes,
     record: bool,
     last_dist: FlatDist,
+    /// What the other players said, steering the search.
+    chat: Conversation,
 }
 
 impl<E: Evaluator> SearchAgent<E> {
@@ -228,7 +256,34 @@ impl<E: Evaluator> SearchAgent<E> {
             times: MoveTimes::default(),
             record: false,
             last_dist: FlatDist::default(),
+            chat: Conversation::new(
+                FlatLayout::new(env_config.world_size, env_config.abilities),
+                ConversationConfig::default(),
+            ),
         }
+    }
+
+    /// The place or break the search means to make next: the decided action
+    /// when it is one, else the root's most visited (then most likely) edit.
+    fn planned_edit(&self) -> Option<Action> {
+        let layout = self.search.layout();
+        let is_edit =
+            |a: &Action| matches!(a.kind, ActionType::PlaceBlock | ActionType::BreakBlock);
+        if let Some(a) = layout.action(self.prev_action).ok().filter(is_edit) {
+            return Some(a);
+        }
+        let root = self.search.root()?;
+        let priors = root.expansion.as_ref().map(|e| &e.priors);
+        root.actions
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &flat)| {
+                let a = layout.action(flat as usize).ok().filter(is_edit)?;
+                let prior = priors.and_then(|p| p.get(i)).copied().unwrap_or(0.0);
+                Some((root.visits[i], prior, a))
+            })
+            .max_by(|x, y| x.0.cmp(&y.0).then(x.1.total_cmp(&y.1)))
+            .map(|(_, _, a)| a)
     }
 
     /// What the search decided last (tree policy, value, goal prediction).
@@ -270,6 +325,17 @@ where
         self.state = self.evaluator.initial_state();
         self.prev_action = 0;
         self.last = None;
+        self.chat.reset();
+        self.search.steer(Steering::new());
+    }
+
+    fn hear(&mut self, heard: &Heard) {
+        self.chat.hear(heard);
+    }
+
+    fn speak(&mut self) -> Option<String> {
+        let next_edit = self.planned_edit();
+        self.chat.speak(&Plan { next_edit })
     }
 
     fn act(&mut self, obs: &Observation) -> Action {
@@ -278,6 +344,9 @@ where
 
     fn try_act(&mut self, obs: &Observation) -> Result<Action, AgentError> {
         let started = Instant::now();
+        if let Some(steering) = self.chat.take_change() {
+            self.search.steer(steering.clone());
+        }
         self.search
             .set_root(obs, Some(self.prev_action), self.state.clone());
         self.search
@@ -296,13 +365,16 @@ where
         }
         self.last = Some(decision);
         self.times.record(started.elapsed());
-        self.search
+        let action = self
+            .search
             .layout()
             .action(flat)
             .map_err(|e| AgentError::Failed {
                 agent: "SearchAgent",
                 message: e.to_string(),
-            })
+            })?;
+        self.chat.acted(obs, action);
+        Ok(action)
     }
 
     fn record_internals(&mut self, on: bool) {

@@ -20,8 +20,12 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::about::About;
+
 /// What a message asks of the assistant.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Intent {
     /// Approval of what the assistant did or does.
@@ -31,6 +35,7 @@ pub enum Intent {
     /// A question the assistant should answer.
     Inquiry,
     /// Nothing for the assistant.
+    #[default]
     None,
 }
 
@@ -49,10 +54,29 @@ impl Intent {
     }
 }
 
-/// Turns a message into its intent flag.
+/// A message's flag and what it refers to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Flags {
+    /// The intent flag.
+    pub intent: Intent,
+    /// The last edit, a block type, a place, or everything.
+    pub about: About,
+}
+
+/// Turns a message into its intent flag (and, by default, reads what it
+/// refers to with [`About::parse`]). Implementations plug in wherever chat is
+/// read: `Box<dyn IntentParser + Send + Sync>`.
 pub trait IntentParser {
     /// The flag of `text`.
     fn parse(&self, text: &str) -> Intent;
+
+    /// The flag and the referent of `text`.
+    fn read(&self, text: &str) -> Flags {
+        Flags {
+            intent: self.parse(text),
+            about: About::parse(text),
+        }
+    }
 }
 
 /// The rule-based parser (see the module docs).

@@ -13,6 +13,8 @@
 //! - [`planning`]: the model the search steps: the simulator rebuilt from the
 //!   observation, with goal-dependent rewards estimated from the goal head.
 //! - [`tree`]: the arena of nodes.
+//! - [`steering`]: actions masked and goal log-odds adjusted from outside (a
+//!   person's chat), in every node where the searching player chooses.
 //!
 //! # Semantics (the reference's `MbagMCTS` with `use_bilevel_action_selection`
 //! and `fix_bilevel_action_selection`)
@@ -33,11 +35,13 @@ pub mod config;
 pub mod evaluator;
 pub mod planning;
 pub mod search;
+pub mod steering;
 pub mod tree;
 
 pub use config::MctsConfig;
 pub use evaluator::{Evaluator, LeafEvaluation, LeafQuery};
 pub use search::{Decision, MctsError, Search, run_together};
+pub use steering::Steering;
 pub use tree::{Node, NodeId};
 
 #[cfg(test)]

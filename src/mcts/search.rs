@@ -10,6 +10,7 @@ use rand_distr::{Distribution, Gamma};
 use super::config::MctsConfig;
 use super::evaluator::{Evaluator, LeafEvaluation, LeafQuery};
 use super::planning::{Planner, expected_goal_reward, goal_probs_at, softmax_in_place};
+use super::steering::Steering;
 use super::tree::{Expansion, NUM_ACTION_TYPES, Node, NodeId};
 use crate::sim::action::{Action, FlatLayout};
 use crate::sim::block::BlockId;
@@ -95,6 +96,7 @@ pub struct Search<S> {
     pending: Vec<Pending>,
     mask: Vec<bool>,
     last_action: Option<usize>,
+    steering: Steering,
 }
 
 impl<S: Clone> Search<S> {
@@ -119,7 +121,22 @@ impl<S: Clone> Search<S> {
             pending: Vec::new(),
             mask: Vec::new(),
             last_action: None,
+            steering: Steering::default(),
         }
+    }
+
+    /// Replaces the steering (banned actions, a pause, goal adjustments) the
+    /// search plans under. A change drops the tree, built under the old one.
+    pub fn steer(&mut self, steering: Steering) {
+        if steering != self.steering {
+            self.steering = steering;
+            self.last_action = None;
+        }
+    }
+
+    /// The steering the search plans under.
+    pub fn steering(&self) -> &Steering {
+        &self.steering
     }
 
     /// The settings.
@@ -188,6 +205,8 @@ impl<S: Clone> Search<S> {
         self.nodes.clear();
         let env_state = self.planner.load_root(obs);
         self.planner.valid_actions(obs, &mut self.mask);
+        self.steering
+            .apply_mask(self.planner.layout(), &mut self.mask);
         let root = Node::new(
             None,
             env_state,
@@ -508,6 +527,7 @@ impl<S: Clone> Search<S> {
         let state_in = expansion.state_out.clone();
         self.planner
             .valid_actions(&transition.observation, &mut self.mask);
+        self.steering.apply_mask(&layout, &mut self.mask);
         let id = NodeId(self.nodes.len() as u32);
         let child = Node::new(
             Some((parent, action)),
@@ -535,10 +555,14 @@ impl<S: Clone> Search<S> {
         let LeafEvaluation {
             mut policy_logits,
             value,
-            goal_logits,
+            mut goal_logits,
             other_action_logits,
             state,
         } = evaluation;
+        if let Some(logits) = goal_logits.as_mut() {
+            let cells = self.planner.layout().size().num_cells();
+            self.steering.adjust_goal_logits(logits, cells);
+        }
         let node = &self.nodes[id.index()];
         if let (Some(goal_logits), Some((parent, _)), Some(infos), true) = (
             &goal_logits,
