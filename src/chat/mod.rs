@@ -8,6 +8,8 @@
 //! - [`conversation`]: the assistant's side: heard messages into
 //!   [`crate::mcts::Steering`] (bans, holds, goal log-odds) and rate-limited,
 //!   templated messages back.
+//! - [`person`]: [`person::RejectingPerson`], a person agent that rejects the
+//!   other players' wrong placements in words (`mbag evaluate --human-chat`).
 //! - [`eval`]: accuracy per flag on a labelled JSON Lines file
 //!   (`mbag chat eval`).
 
@@ -15,3 +17,4 @@ pub mod about;
 pub mod conversation;
 pub mod eval;
 pub mod intent;
+pub mod person;

@@ -186,6 +186,9 @@ fn print_report(r: &VerifyReport) -> bool {
     } else if !r.finished {
         notes.push("no footer (the writer did not finish)".into());
     }
+    if r.chat_messages > 0 {
+        notes.push(format!("{} chat messages", r.chat_messages));
+    }
     let notes = if notes.is_empty() {
         String::new()
     } else {
@@ -399,6 +402,13 @@ fn run_stats(args: StatsArgs) -> anyhow::Result<u8> {
         .map(|(n, c)| format!("{n} {c}"))
         .collect();
     println!("actions (all players): {}", per_type.join(", "));
+    if totals.chat.iter().sum::<u64>() > 0 {
+        let [accept, reject, inquiry, none] = totals.chat;
+        println!(
+            "chat (all players): {} messages: accept {accept}, reject {reject}, inquiry {inquiry}, none {none}",
+            totals.chat.iter().sum::<u64>()
+        );
+    }
     Ok(0)
 }
 

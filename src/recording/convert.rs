@@ -478,6 +478,7 @@ pub fn convert_human_episode(
             state,
             obs: None,
             src: Some(Value::Object(src_fields)),
+            chat: None,
         };
         writer.append(&record)?;
         infos.push(outcome.infos.clone());

@@ -168,6 +168,14 @@ impl Recording {
                             ));
                         }
                     }
+                    if let Some(m) = s.chat.iter().flatten().find(|m| m.speaker >= n) {
+                        return Err(RecordingError::field(
+                            path,
+                            line,
+                            "chat",
+                            format!("a message from player {} of {n} ({:?})", m.speaker, m.text),
+                        ));
+                    }
                     steps.push(s);
                     step_lines.push(line);
                 }

@@ -103,6 +103,7 @@ impl EpisodeRecorder {
             state,
             obs: None,
             src: None,
+            chat: None,
         }
     }
 

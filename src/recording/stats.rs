@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::header::{Role, SourceKind};
 use super::reader::Recording;
+use crate::chat::intent::Intent;
 
 /// Action type names, by id.
 pub const ACTION_NAMES: [&str; 10] = [
@@ -39,6 +40,9 @@ pub struct EpisodeStats {
     pub finished: bool,
     /// Whether the file ends in a partial line.
     pub truncated: bool,
+    /// Per player, chat messages said, by intent flag (accept, reject,
+    /// inquiry, none).
+    pub chat: Vec<[u64; 4]>,
 }
 
 impl EpisodeStats {
@@ -53,6 +57,13 @@ impl EpisodeStats {
             .unwrap_or(0);
         let mut actions = vec![[0u64; 10]; n];
         let mut total_rewards = vec![0.0; n];
+        let mut chat = vec![[0u64; 4]; n];
+        for m in rec.steps.iter().flat_map(|s| s.chat.iter().flatten()) {
+            let flag = Intent::ALL.iter().position(|&i| i == m.intent).unwrap_or(3);
+            if let Some(c) = chat.get_mut(m.speaker) {
+                c[flag] += 1;
+            }
+        }
         for s in &rec.steps {
             for (p, a) in s.a.iter().enumerate() {
                 if let Some(c) = usize::try_from(a.type_id())
@@ -91,7 +102,13 @@ impl EpisodeStats {
             duration_s: first.zip(last).map(|(a, b)| b - a),
             finished: rec.footer.is_some(),
             truncated: rec.tail.is_some(),
+            chat,
         }
+    }
+
+    /// Chat messages said by every player.
+    pub fn messages(&self) -> u64 {
+        self.chat.iter().flatten().sum()
     }
 
     /// One player's attempted actions as `place/break/move/give/noop` (the six
@@ -112,12 +129,25 @@ impl EpisodeStats {
         let players: Vec<String> = (0..self.players)
             .map(|p| format!("player {p} {}", self.action_counts(p)))
             .collect();
-        format!(
+        let mut line = format!(
             "{} steps, goal {goal} built (player {}); actions place/break/move/give/noop: {}",
             self.steps,
             self.human,
             players.join(", ")
-        )
+        );
+        if self.messages() > 0 {
+            let said: Vec<String> = self
+                .chat
+                .iter()
+                .enumerate()
+                .map(|(p, c)| format!("player {p} {}/{}/{}/{}", c[0], c[1], c[2], c[3]))
+                .collect();
+            line.push_str(&format!(
+                "; chat accept/reject/inquiry/none: {}",
+                said.join(", ")
+            ));
+        }
+        line
     }
 }
 
@@ -136,6 +166,9 @@ pub struct DatasetStats {
     pub duration_s: f64,
     /// Recordings without a footer.
     pub unfinished: usize,
+    /// Chat messages by intent flag (accept, reject, inquiry, none), all
+    /// players.
+    pub chat: [u64; 4],
 }
 
 impl DatasetStats {
@@ -156,6 +189,11 @@ impl DatasetStats {
             pcts.extend(e.goal_percentage.filter(|p| p.is_finite()));
             out.duration_s += e.duration_s.unwrap_or(0.0);
             out.unfinished += usize::from(!e.finished);
+            for per_player in &e.chat {
+                for (o, c) in out.chat.iter_mut().zip(per_player) {
+                    *o += c;
+                }
+            }
         }
         out.mean_goal_percentage =
             (!pcts.is_empty()).then(|| pcts.iter().sum::<f64>() / pcts.len() as f64);

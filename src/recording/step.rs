@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::codec::{ActionRecord, Float};
+use crate::chat::intent::Intent;
 use crate::sim::env::StepInfo;
 
 /// One player's info after a step (the reference's info dict, less the actions,
@@ -111,6 +112,22 @@ impl SyncEdits {
     }
 }
 
+/// A chat message said during a step (after the previous step line), by a
+/// player, with the intent flag the parser gave it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChatRecord {
+    /// Who said it (player index).
+    pub speaker: usize,
+    /// The words, as said.
+    pub text: String,
+    /// The flag the intent parser read.
+    pub intent: Intent,
+    /// When it was said or heard, seconds since the Unix epoch (absent in
+    /// simulated episodes, whose clock is the step index).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall: Option<f64>,
+}
+
 /// One step line.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepRecord {
@@ -143,4 +160,7 @@ pub struct StepRecord {
     /// Source fields with no place above (the human data's `env_t`, `row`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub src: Option<Value>,
+    /// Chat messages said since the previous step line, in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat: Option<Vec<ChatRecord>>,
 }

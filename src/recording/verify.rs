@@ -61,6 +61,9 @@ pub struct VerifyReport {
     pub states_checked: usize,
     /// Steps with external sync edits.
     pub sync_steps: usize,
+    /// Chat messages recorded (they do not take part in the replay; the reader
+    /// has checked their speakers).
+    pub chat_messages: usize,
     /// Sync edits applied, and of those, how many changed the replayed state.
     /// In a recording of mbag's daemon every edit repairs a difference the
     /// live simulator had, so an edit that changes nothing in the replay means
@@ -447,6 +450,11 @@ pub fn verify_into(
         steps_replayed,
         states_checked,
         sync_steps,
+        chat_messages: rec
+            .steps
+            .iter()
+            .map(|s| s.chat.as_ref().map_or(0, Vec::len))
+            .sum(),
         repairs,
         mismatches: out.0,
         tail: rec.tail.clone(),
