@@ -235,6 +235,18 @@ fn varied_missions() -> Vec<(&'static str, Mission)> {
         .with_boundary(Boundary::Walled),
     ));
 
+    // The daemon's chat: the assistant's own section observes chat too.
+    let mut with_chat = mission_from_inputs("mission_2p_assistant_human_11x10x10");
+    let players = with_chat
+        .players()
+        .iter()
+        .map(|p| p.clone().with_chat())
+        .collect();
+    with_chat = Mission::new(with_chat.goal(), with_chat.current(), players)
+        .unwrap()
+        .with_boundary(with_chat.boundary());
+    out.push(("assistant observing chat + human, 11x10x10", with_chat));
+
     // A tiny 1x1x1 world: everything at its smallest.
     let size = WorldSize::new(1, 1, 1).unwrap();
     out.push((
@@ -282,6 +294,34 @@ fn spectator_and_walls_change_only_their_sections() {
         .to_xml(Role(0));
     assert_eq!(open.matches("<DrawCuboid").count(), 0);
     assert!(open.contains("forceReset=\"true\""));
+}
+
+#[test]
+fn an_ai_observing_chat_adds_one_producer_to_the_reference_document() {
+    let scenario = "mission_2p_assistant_human_11x10x10";
+    let reference = mission_from_inputs(scenario);
+    let (_, with_chat) = varied_missions()
+        .into_iter()
+        .find(|(what, _)| what.starts_with("assistant observing chat"))
+        .unwrap();
+    assert!(with_chat.players()[0].observes_chat());
+    assert_eq!(with_chat.players()[0].kind, PlayerKind::Ai);
+    assert!(!reference.players()[0].observes_chat());
+    // Humans observe chat whatever they are told.
+    assert!(reference.players()[1].observes_chat());
+    assert_eq!(with_chat.players()[1], reference.players()[1]);
+    for role in reference.roles() {
+        let expected = example(&format!("{scenario}.role{}.xml", role.0));
+        assert_same_text(&reference.to_xml(role), &expected, "reference");
+        let stats = "<ObservationFromFullStats />";
+        let at = expected.find(stats).unwrap() + stats.len();
+        let mut added = expected.clone();
+        added.insert_str(at, "\n                    <ObservationFromChat />");
+        assert_same_text(&with_chat.to_xml(role), &added, "with chat");
+        let parsed = MissionDocument::parse(&added).unwrap();
+        assert_eq!(parsed.mission, with_chat);
+        assert_ne!(parsed.mission, reference);
+    }
 }
 
 #[test]

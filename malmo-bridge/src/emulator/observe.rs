@@ -1,7 +1,8 @@
 //! Observations in the real JSON shape and key order of the MBAG handlers
 //! (PROTOCOL.md §4.2): the `world` and `goal` grids, the flat full inventory with
-//! the fork's `held` slot, full stats, chat (humans), recent commands, the ray,
-//! human events and system tick rates (humans).
+//! the fork's `held` slot, full stats, chat (humans, and AIs whose section asks
+//! for it), recent commands, the ray, human events and system tick rates
+//! (humans).
 //!
 //! Simplified: the mod fills grids, stats and inventory from the integrated
 //! server's latest reply, one tick behind the client-side keys; here every key
@@ -32,8 +33,9 @@ impl World {
             self.write_patched_keys(role, &mut o);
         }
         let human = self.players[role].is_human();
+        let chat = self.players[role].observes_chat;
         let player = &mut self.players[role];
-        if human {
+        if chat {
             for (key, lines) in [
                 ("Chat", &mut player.chat),
                 ("Title", &mut player.titles),
@@ -63,10 +65,13 @@ impl World {
             o.double("clientTicksPerSecond", 20.0);
             o.double("renderTicksPerSecond", 60.0);
         } else {
-            // AI players receive no chat producer, so their chat is never shown.
-            player.chat.clear();
-            player.titles.clear();
-            player.subtitles.clear();
+            // AI players have no human-event producer, so their events are
+            // never shown; nor is their chat without the chat producer.
+            if !chat {
+                player.chat.clear();
+                player.titles.clear();
+                player.subtitles.clear();
+            }
             player.events.clear();
         }
         o.finish();
@@ -263,6 +268,47 @@ mod tests {
             assert_eq!(ours["LineOfSight"], sight, "{file}");
             assert!(text.contains(r#""Life":20.0,"#) && text.contains(r#""Yaw":270.0,"#));
             Observation::parse(text.as_bytes()).unwrap();
+        }
+    }
+
+    #[test]
+    fn an_ai_observes_chat_only_when_its_section_asks_for_it() {
+        use crate::grid::{BlockGrid, WorldSize};
+        use crate::mission::{Mission, Player, PlayerName};
+
+        let flat = BlockGrid::flat(WorldSize::new(3, 4, 3).unwrap());
+        let name = |s: &str| PlayerName::new(s).unwrap();
+        for chat in [false, true] {
+            let assistant = Player::ai(name("assistant"));
+            let assistant = if chat {
+                assistant.with_chat()
+            } else {
+                assistant
+            };
+            let players = vec![Player::human(name("human")), assistant];
+            let mut world = World::from_mission(&Mission::new(&flat, &flat, players).unwrap());
+            world.chat(0, "no, not there");
+            world.chat(1, "sorry");
+            let said = serde_json::json!(["<human> no, not there", "<assistant> sorry"]);
+            let chat_of = |text: &str| {
+                serde_json::from_str::<serde_json::Value>(text).unwrap()["Chat"].clone()
+            };
+            let human = world.observe(0).unwrap();
+            assert_eq!(chat_of(&human), said, "{human}");
+            let ai = world.observe(1).unwrap();
+            let at = |key: &str| ai.find(&format!("\"{key}\":"));
+            if chat {
+                // Where the human's section has the producer: after the stats,
+                // before the ray (when it hits anything).
+                let chat_at = at("Chat").expect("a Chat key");
+                assert!(at("TotalTime").unwrap() < chat_at, "{ai}");
+                assert!(at("LineOfSight").is_none_or(|ray| chat_at < ray), "{ai}");
+                assert_eq!(chat_of(&ai), said, "{ai}");
+            } else {
+                assert_eq!(at("Chat"), None, "{ai}");
+            }
+            // Lines are reported once either way.
+            assert!(!world.observe(1).unwrap().contains("Chat"));
         }
     }
 }

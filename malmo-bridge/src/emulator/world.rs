@@ -162,6 +162,9 @@ pub struct PlayerState {
     pub finished: bool,
     /// Commands handled since the last observation, as the mod echoes them.
     pub(crate) echoes: Vec<String>,
+    /// Whether its section has `ObservationFromChat` (every human; an AI
+    /// only when its mission asks for chat).
+    pub(crate) observes_chat: bool,
     /// Chat lines received since the last observation.
     pub(crate) chat: Vec<String>,
     /// Titles and subtitles received since the last observation.
@@ -192,6 +195,7 @@ impl PlayerState {
             joined: false,
             finished: false,
             echoes: Vec::new(),
+            observes_chat: kind == AgentKind::Player(PlayerKind::Human),
             chat: Vec::new(),
             titles: Vec::new(),
             subtitles: Vec::new(),
@@ -379,12 +383,14 @@ impl World {
             }
         }
         for (i, player) in mission.players().iter().enumerate() {
-            world.players.push(PlayerState::new(
+            let mut state = PlayerState::new(
                 player.name.as_str(),
                 AgentKind::Player(player.kind),
                 [0.5 + i as f64, 2.0, 0.5],
                 270.0,
-            ));
+            );
+            state.observes_chat = player.observes_chat();
+            world.players.push(state);
         }
         if mission.spectator().is_some() {
             world.players.push(PlayerState::new(

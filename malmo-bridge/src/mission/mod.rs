@@ -60,7 +60,8 @@ impl WorldReset {
 /// Who controls a player, which decides its observation producers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PlayerKind {
-    /// An AI agent: no chat, human-event or system observations.
+    /// An AI agent: no human-event or system observations, and no chat unless
+    /// asked for ([`Player::with_chat`]; the reference's AIs have none).
     Ai,
     /// A human at the keyboard: also `ObservationFromChat`, `ObservationFromHuman`
     /// and `ObservationFromSystem`.
@@ -131,14 +132,18 @@ pub struct Player {
     pub name: PlayerName,
     /// AI or human.
     pub kind: PlayerKind,
+    /// Whether the section has `ObservationFromChat`: private so that a human
+    /// always has it ([`Player::observes_chat`]).
+    chat: bool,
 }
 
 impl Player {
-    /// An AI player.
+    /// An AI player, as the reference writes it (no chat observations).
     pub fn ai(name: PlayerName) -> Self {
         Self {
             name,
             kind: PlayerKind::Ai,
+            chat: false,
         }
     }
 
@@ -147,7 +152,24 @@ impl Player {
         Self {
             name,
             kind: PlayerKind::Human,
+            chat: true,
         }
+    }
+
+    /// The same player observing chat (`ObservationFromChat`, which also
+    /// reports titles): an AI's own connection then hears what the other
+    /// players say. Humans observe chat anyway. The reference's missions never
+    /// give an AI chat; the section is its AI section with this one producer
+    /// added after `ObservationFromFullStats`, where the human section has it.
+    pub fn with_chat(mut self) -> Self {
+        self.chat = true;
+        self
+    }
+
+    /// Whether the player observes chat: every human, and AIs
+    /// [`with_chat`](Self::with_chat).
+    pub fn observes_chat(&self) -> bool {
+        self.chat || self.kind == PlayerKind::Human
     }
 }
 

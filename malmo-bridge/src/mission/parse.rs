@@ -2,13 +2,14 @@
 //!
 //! Reading has two steps. First the values that vary between MBAG missions are
 //! read: the world size (from `PlayerStructureBounds`), `forceReset`, the walls,
-//! every `DrawBlock`, and each AgentSection's name and kind (told apart by its
-//! handlers). Then the mission those values describe is rendered and compared with
-//! the document, element by element, so that everything the reference fixes
-//! (summary, time, weather, handlers, grids, placements, bounds) is checked too,
-//! and the first difference is reported with its path. Whitespace, attribute order
-//! and the order of differently named siblings do not matter: the mod's JAXB echo
-//! reorders attributes and the two structure bounds.
+//! every `DrawBlock`, each AgentSection's name and kind (told apart by its
+//! handlers) and whether an AI observes chat. Then the mission those values
+//! describe is rendered and compared with the document, element by element, so
+//! that everything the reference fixes (summary, time, weather, handlers, grids,
+//! placements, bounds) is checked too, and the first difference is reported with
+//! its path. Whitespace, attribute order and the order of differently named
+//! siblings do not matter: the mod's JAXB echo reorders attributes and the two
+//! structure bounds.
 
 use super::{
     Boundary, Mission, MissionDocument, MissionError, Player, PlayerName, Spectator, VideoSize,
@@ -154,7 +155,12 @@ fn read_agents(mission: &Node<'_>) -> Result<(Vec<Player>, Option<Spectator>), M
         let player = if has("ObservationFromHuman") {
             Player::human(name)
         } else if has("ObservationFromGrid") {
-            Player::ai(name)
+            let player = Player::ai(name);
+            if has("ObservationFromChat") {
+                player.with_chat()
+            } else {
+                player
+            }
         } else {
             return Err(MissionError::UnknownAgent {
                 path: section.path().to_owned(),

@@ -215,9 +215,13 @@ fn player_section(out: &mut String, index: usize, player: &Player, (w, h, d): (i
         gx2 = 2 * w,
     );
     // The human template has a blank line before each group of human-only
-    // producers; the AI template has neither the lines nor the producers.
+    // producers; the AI template has neither the lines nor the producers. An AI
+    // that observes chat (not in the reference) gets the producer where the
+    // human template has it, without the blank line.
     if human {
         out.push_str("\n\n                    <ObservationFromChat />");
+    } else if player.observes_chat() {
+        out.push_str("\n                    <ObservationFromChat />");
     }
     out.push_str(
         r#"
