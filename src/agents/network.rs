@@ -184,6 +184,14 @@ where
             agent: "PolicyAgent",
             message: "the evaluator returned no answer".into(),
         })?;
+        if let Some(goal) = &answer.goal_logits {
+            let steering = self.chat.steering();
+            if steering.caution() > 0.0 {
+                let mut adjusted = goal.clone();
+                steering.adjust_goal_logits(&mut adjusted, self.layout.size().num_cells());
+                steering.apply_caution(&self.layout, &adjusted, &mut self.mask);
+            }
+        }
         let weights = masked_weights(&answer.policy_logits, &self.mask, self.temperature);
         let flat = match &weights {
             Some(w) => sample_weighted(w, &mut self.rng),

@@ -11,6 +11,10 @@
 //!   goal belief towards the last edit.
 //! - `inquiry` queues an answer explaining the plan, composed when it is said.
 //!
+//! Every refused placement also raises a caution level: placements then need
+//! that much goal probability at their cell (an assistant told it guessed
+//! wrong keeps to what it is sure of); accepts lower it.
+//!
 //! Bans last for the episode unless an `accept` lifts them. Messages back are
 //! rate-limited: at most one per [`ConversationConfig::min_gap_steps`] steps; a
 //! newer acknowledgement replaces an unsaid older one, but never an answer.
@@ -44,6 +48,12 @@ pub struct ConversationConfig {
     pub reject_bias: f32,
     /// Goal log-odds given to an accepted placement.
     pub accept_bias: f32,
+    /// How far each rejected placement moves the caution (the least goal
+    /// probability a placement needs) towards 1: `c <- c + step (1 - c)`; an
+    /// accept halves it.
+    pub caution_step: f32,
+    /// The most caution words can bring.
+    pub max_caution: f32,
 }
 
 impl Default for ConversationConfig {
@@ -53,6 +63,10 @@ impl Default for ConversationConfig {
             // e^-8: a rejected block at a cell goes from likely to negligible.
             reject_bias: 8.0,
             accept_bias: 3.0,
+            // One refusal: only blocks the goal head gives 40% or more; three:
+            // 78%, the rest are left to the person.
+            caution_step: 0.4,
+            max_caution: 0.9,
         }
     }
 }
@@ -180,6 +194,14 @@ impl Conversation {
         }
     }
 
+    /// A refusal of a placement says the assistant's guesses are not good
+    /// enough: it raises the caution.
+    fn more_careful(&mut self) {
+        let c = self.steering.caution();
+        let next = (c + self.config.caution_step * (1.0 - c)).min(self.config.max_caution);
+        self.steering.set_caution(next);
+    }
+
     fn reject(&mut self, about: About) {
         let last = self.last_edit;
         if about.is_bare() && about.scope == Scope::Everything {
@@ -210,6 +232,7 @@ impl Conversation {
                         edit.block,
                         -self.config.reject_bias,
                     );
+                    self.more_careful();
                     self.say(format!("Sorry, no more {name} {place}."));
                 }
                 _ => {
@@ -272,6 +295,7 @@ impl Conversation {
             self.steering
                 .bias_goal(e.action.location, b, -self.config.reject_bias);
         }
+        self.more_careful();
         self.changed = true;
         let what = block.map_or("blocks".to_owned(), |b| block_name(b).to_owned());
         self.say(match about.place {
@@ -288,6 +312,11 @@ impl Conversation {
     }
 
     fn accept(&mut self, about: About) {
+        if self.steering.caution() > 0.0 {
+            let c = self.steering.caution() / 2.0;
+            self.steering.set_caution(if c < 0.05 { 0.0 } else { c });
+            self.changed = true;
+        }
         if self.steering.is_paused() {
             self.steering.set_paused(false);
             self.changed = true;
@@ -419,6 +448,7 @@ mod tests {
         let steering = c.take_change().expect("changed").clone();
         assert!(steering.is_banned(layout.flat(place).unwrap()));
         assert_eq!(steering.goal_bias(place.location, BlockId::GLASS), -8.0);
+        assert!((steering.caution() - 0.4).abs() < 1e-6);
         assert!(c.take_change().is_none());
         let said = c.speak(&Plan::default()).unwrap();
         assert!(

@@ -10,6 +10,7 @@
 //!   "assistant": "none",
 //!   "goals": "paper", "seed": 0, "episodes": 2, "threads": 2, "lanes": 1,
 //!   "sims": null,
+//!   "human_chat": null,                     // or {"model", "probability", "delay_steps"}
 //!   "env_config": {...},                    // the config episodes ran in (full,
 //!                                           // less the goal generator keys)
 //!   "wall_seconds": 1.5,
@@ -21,6 +22,8 @@
 //!     "human_place_break": 201, "human_actions": 201, "human_goal_percentage": 0.93,
 //!     "assistant_place_break": null, "assistant_actions": null,
 //!     "assistant_goal_percentage": null,  // numbers when there is an assistant
+//!     "assistant_wrong_places": null,     // its placements the goal disagrees with
+//!     "human_messages": 0, "assistant_messages": null,   // chat said
 //!     "assistant_move_ms": null           // or {"mean_ms", "max_ms"}
 //!   }, ...],
 //!   "summary": {
@@ -28,7 +31,8 @@
 //!     "goal_percentage": {"n", "skipped", "mean", "std", "half_width", "low", "high"},
 //!     "completion": {"successes", "n", "rate", "low", "high"},
 //!     "human_place_break", "human_actions", "human_goal_percentage",
-//!     "assistant_goal_percentage", "assistant_place_break", "length", "reward",
+//!     "assistant_goal_percentage", "assistant_place_break", "assistant_wrong_places",
+//!     "human_messages", "assistant_messages", "length", "reward",
 //!     "assistant_move_ms": mean-with-interval objects like goal_percentage (the
 //!                          assistant ones null without an assistant),
 //!     "assistant_move_max_ms": number or null
@@ -55,7 +59,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::agents::spec::{AgentSpec, StandardAgents};
-use crate::eval::run::{self, EpisodeRecord, EvalSettings, Evaluation};
+use crate::chat::person::{ChatPersonConfig, HumanChat};
+use crate::eval::run::{self, EpisodeRecord, EvalSettings, Evaluation, HumanChatSettings};
 use crate::eval::stats::MeanCi;
 use crate::nn::{DeviceChoice, ServiceAgents, ServiceConfig};
 use crate::recording::starts::Starts;
@@ -154,6 +159,18 @@ pub struct EvaluateArgs {
     /// With --starts: use every K-th step of each recording as a start.
     #[arg(long, value_name = "K", default_value_t = 10, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::STRIDE))]
     pub starts_every: usize,
+    /// Give the human a voice in chat that the assistant hears: `rejecting`
+    /// says "no" (in words varied from the labelled chat set) to the
+    /// assistant's placements of a block the goal does not have there. Compare
+    /// with the same run without it to measure what chat buys.
+    #[arg(long, value_name = "MODEL")]
+    pub human_chat: Option<HumanChatArg>,
+    /// With --human-chat: the chance that a wrong placement is remarked on.
+    #[arg(long, value_name = "P", default_value_t = 0.8, value_parser = crate::cli::numeric::probability)]
+    pub chat_probability: f64,
+    /// With --human-chat: steps between seeing a wrong placement and saying so.
+    #[arg(long, value_name = "STEPS", default_value_t = 1, value_parser = crate::cli::numeric::count::<u32>(crate::cli::numeric::DELAY_STEPS))]
+    pub chat_delay: u32,
     /// Write settings, episodes and summary as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -179,6 +196,13 @@ pub struct EvaluateArgs {
     /// agent runs about ten times slower. Ignored by heuristic-only runs.
     #[arg(long, value_name = "N", value_parser = super::torch_threads::parse)]
     pub torch_threads: Option<usize>,
+}
+
+/// The chatting human models of `--human-chat`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum HumanChatArg {
+    /// Rejects the assistant's wrong placements in words.
+    Rejecting,
 }
 
 pub(crate) fn parse_world_size(text: &str) -> Result<WorldSize, String> {
@@ -272,6 +296,7 @@ struct Report<'a> {
     threads: usize,
     lanes: usize,
     sims: Option<u32>,
+    human_chat: Option<Value>,
     env_config: Value,
     wall_seconds: f64,
     env_steps_per_s: f64,
@@ -326,6 +351,15 @@ pub fn run(args: EvaluateArgs) -> anyhow::Result<u8> {
             }
             None => None,
         },
+        human_chat: args.human_chat.map(|kind| HumanChatSettings {
+            kind: match kind {
+                HumanChatArg::Rejecting => HumanChat::Rejecting,
+            },
+            config: ChatPersonConfig {
+                probability: args.chat_probability,
+                delay_steps: args.chat_delay,
+            },
+        }),
     };
     // Each model gets one inference thread shared by every episode thread, so
     // leaves from all searches meet in its batches.
@@ -382,6 +416,10 @@ pub fn run(args: EvaluateArgs) -> anyhow::Result<u8> {
             threads,
             lanes,
             sims: args.sims,
+            human_chat: settings.human_chat.map(|c| {
+                json!({"model": "rejecting", "probability": c.config.probability,
+                       "delay_steps": c.config.delay_steps})
+            }),
             env_config,
             wall_seconds,
             env_steps_per_s,
@@ -477,6 +515,21 @@ fn print_summary(e: &Evaluation) {
         1.0,
         1,
     );
+    row(
+        "assistant wrong places",
+        s.assistant_wrong_places.as_ref(),
+        1.0,
+        1,
+    );
+    if s.human_messages.mean > 0.0 || s.assistant_messages.as_ref().is_some_and(|m| m.mean > 0.0) {
+        row("human chat messages", Some(&s.human_messages), 1.0, 1);
+        row(
+            "assistant chat messages",
+            s.assistant_messages.as_ref(),
+            1.0,
+            1,
+        );
+    }
     row("episode length", Some(&s.length), 1.0, 1);
     row("reward", Some(&s.reward), 1.0, 1);
     row(

@@ -64,6 +64,21 @@ pub fn seconds(text: &str) -> Result<Seconds, String> {
     text.parse()
 }
 
+/// Parses a probability in (0, 1] (for `value_parser`): 0 is left out because
+/// an option that never fires is better left off.
+pub fn probability(text: &str) -> Result<f64, String> {
+    let expected = "expected a probability greater than 0 and at most 1";
+    let value: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number; {expected}"))?;
+    if value.is_finite() && value > 0.0 && value <= 1.0 {
+        Ok(value)
+    } else {
+        Err(format!("{text} is out of range; {expected}"))
+    }
+}
+
 /// A whole number in a range stated by the argument, converted to `T`.
 ///
 /// The message for a bad value names the range: `0 is out of range; expected
@@ -168,6 +183,8 @@ pub const TOTAL_ITERATIONS: RangeInclusive<u64> = 0..=1_000_000_000;
 pub const WAIT_US: RangeInclusive<u64> = 0..=10_000_000;
 /// Milliseconds of a timeout or delay: up to an hour.
 pub const MILLIS: RangeInclusive<u64> = 0..=3_600_000;
+/// Steps of delay (0: at once).
+pub const DELAY_STEPS: RangeInclusive<u64> = 0..=100_000;
 /// Milliseconds of a positive period (ticks, timeouts that must be able to
 /// pass): up to an hour.
 pub const POSITIVE_MILLIS: RangeInclusive<u64> = 1..=3_600_000;

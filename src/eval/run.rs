@@ -44,6 +44,9 @@ use super::metrics;
 use super::stats::{MeanCi, RateCi};
 use crate::agents::spec::{AgentFactory, AgentSpec, AgentSpecError};
 use crate::agents::{Agent, AgentError};
+use crate::chat::conversation::Heard;
+use crate::chat::intent::{IntentParser, RuleParser};
+use crate::chat::person::{ChatPersonConfig, HumanChat, RejectingPerson};
 use crate::recording::starts::{Starts, reset_episode};
 use crate::sim::action::ActionType;
 use crate::sim::config::Config;
@@ -80,6 +83,18 @@ pub struct EvalSettings {
     /// Recorded moments to start episodes from instead of a fresh world; the
     /// goal is then the start's recording's, and `goals` is not used.
     pub starts: Option<Arc<Starts>>,
+    /// A voice for the human seat: it then speaks in chat as this model says
+    /// (`--human-chat`), and the assistant hears it.
+    pub human_chat: Option<HumanChatSettings>,
+}
+
+/// A chatting human: which model, and how often and soon it speaks.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HumanChatSettings {
+    /// The model.
+    pub kind: HumanChat,
+    /// Its probability and delay.
+    pub config: ChatPersonConfig,
 }
 
 /// Episodes in flight per worker thread when the settings do not choose:
@@ -195,6 +210,13 @@ pub struct EpisodeOutcome {
     pub assistant_actions: Option<u64>,
     /// The assistant's goal-dependent reward over `W·H·D − S0`.
     pub assistant_goal_percentage: Option<f64>,
+    /// The assistant's effective placements that did not move the world
+    /// towards the goal (a block the goal does not have there).
+    pub assistant_wrong_places: Option<u64>,
+    /// Chat messages the human said.
+    pub human_messages: u64,
+    /// Chat messages the assistant said.
+    pub assistant_messages: Option<u64>,
     /// Player 0's goal percentage at the first step of each minute (index =
     /// minute; 75 steps a minute at the study's 0.8 s per action), the
     /// reference's `goal_percentage_<m>_min`.
@@ -252,6 +274,12 @@ pub struct Summary {
     pub assistant_goal_percentage: Option<MeanCi>,
     /// Assistant place + break actions.
     pub assistant_place_break: Option<MeanCi>,
+    /// Assistant placements of a block the goal does not have there.
+    pub assistant_wrong_places: Option<MeanCi>,
+    /// Chat messages the human said.
+    pub human_messages: MeanCi,
+    /// Chat messages the assistant said.
+    pub assistant_messages: Option<MeanCi>,
     /// Episode length.
     pub length: MeanCi,
     /// Player 0's reward.
@@ -284,6 +312,11 @@ impl Summary {
             human_goal_percentage: mean(&|o| o.human_goal_percentage),
             assistant_goal_percentage: optional(&|r| r.outcome.assistant_goal_percentage),
             assistant_place_break: optional(&|r| r.outcome.assistant_place_break.map(|n| n as f64)),
+            assistant_wrong_places: optional(&|r| {
+                r.outcome.assistant_wrong_places.map(|n| n as f64)
+            }),
+            human_messages: mean(&|o| o.human_messages as f64),
+            assistant_messages: optional(&|r| r.outcome.assistant_messages.map(|n| n as f64)),
             length: mean(&|o| o.length as f64),
             reward: mean(&|o| o.reward),
             assistant_move_ms: optional(&|r| r.assistant_move_ms.map(|t| t.mean_ms)),
@@ -395,15 +428,17 @@ pub fn run_episode(
     let mut infos = Vec::new();
     let mut rewards = Vec::new();
     let mut move_ms: Vec<f64> = Vec::new();
+    let mut said = vec![0u64; agents.len()];
     loop {
         actions.clear();
-        for (p, (agent, o)) in agents.iter_mut().zip(&mut obs).enumerate() {
+        for p in 0..agents.len() {
+            let o = &mut obs[p];
             env.observe(p, o).map_err(|source| EvalError::Observe {
                 episode: index,
                 source,
             })?;
             let start = Instant::now();
-            let action = agent.try_act(o).map_err(|source| EvalError::Act {
+            let action = agents[p].try_act(o).map_err(|source| EvalError::Act {
                 episode: index,
                 player: p,
                 source,
@@ -411,6 +446,21 @@ pub fn run_episode(
             actions.push(action);
             if p == ASSISTANT {
                 move_ms.push(start.elapsed().as_secs_f64() * 1e3);
+            }
+            // What a player says after its move, the others hear at once (the
+            // assistant, moving second, hears the human's words this step).
+            if let Some(text) = agents[p].speak() {
+                said[p] += 1;
+                let heard = Heard {
+                    speaker: p,
+                    flags: RuleParser.read(&text),
+                    text,
+                };
+                for (q, other) in agents.iter_mut().enumerate() {
+                    if q != p {
+                        other.hear(&heard);
+                    }
+                }
             }
         }
         let outcome = env.step(&actions).map_err(|source| EvalError::Step {
@@ -428,7 +478,14 @@ pub fn run_episode(
     let (human_place_break, human_actions) = action_counts(&m.player_metrics[HUMAN].totals);
     let assistant = (agents.len() > ASSISTANT).then(|| {
         let (place_break, all) = action_counts(&m.player_metrics[ASSISTANT].totals);
-        (place_break, all, share(ASSISTANT))
+        let wrong = infos
+            .iter()
+            .filter(|i| {
+                let a = &i[ASSISTANT];
+                a.action.kind == ActionType::PlaceBlock && !a.action_correct
+            })
+            .count() as u64;
+        (place_break, all, share(ASSISTANT), wrong)
     });
     Ok(EpisodeRecord {
         outcome: EpisodeOutcome {
@@ -445,6 +502,9 @@ pub fn run_episode(
             assistant_place_break: assistant.map(|a| a.0),
             assistant_actions: assistant.map(|a| a.1),
             assistant_goal_percentage: assistant.map(|a| a.2),
+            assistant_wrong_places: assistant.map(|a| a.3),
+            human_messages: said[HUMAN],
+            assistant_messages: said.get(ASSISTANT).copied(),
             goal_percentage_by_minute: m.per_minute.iter().map(|s| s.goal_percentage).collect(),
         },
         assistant_move_ms: (!move_ms.is_empty()).then(|| MoveTiming {
@@ -496,7 +556,13 @@ pub fn evaluate(
         let result = (|| {
             // Building agents and goal generators can be costly (networks, house
             // files), so each worker builds them once and resets them per episode.
-            let mut agents = vec![factory.build(&settings.human, HUMAN, &config)?];
+            let mut human = factory.build(&settings.human, HUMAN, &config)?;
+            if let Some(chat) = settings.human_chat {
+                human = match chat.kind {
+                    HumanChat::Rejecting => Box::new(RejectingPerson::new(human, chat.config)),
+                };
+            }
+            let mut agents = vec![human];
             if !settings.assistant.is_none() {
                 agents.push(factory.build(&settings.assistant, ASSISTANT, &config)?);
             }
@@ -578,6 +644,7 @@ mod tests {
             threads,
             lanes: 1,
             starts: None,
+            human_chat: None,
         }
     }
 

@@ -202,11 +202,22 @@ impl<S: Clone> Search<S> {
                 return true;
             }
         }
+        // The last move's goal prediction judges the new root's placements
+        // under caution (the root's own comes only with its evaluation).
+        let previous_goal = self
+            .root
+            .and_then(|r| self.nodes.get(r.index()))
+            .and_then(|n| n.expansion.as_ref())
+            .and_then(|e| e.goal_logits.clone());
         self.nodes.clear();
         let env_state = self.planner.load_root(obs);
         self.planner.valid_actions(obs, &mut self.mask);
         self.steering
             .apply_mask(self.planner.layout(), &mut self.mask);
+        if let Some(goal) = &previous_goal {
+            self.steering
+                .apply_caution(self.planner.layout(), goal, &mut self.mask);
+        }
         let root = Node::new(
             None,
             env_state,
@@ -528,6 +539,9 @@ impl<S: Clone> Search<S> {
         self.planner
             .valid_actions(&transition.observation, &mut self.mask);
         self.steering.apply_mask(&layout, &mut self.mask);
+        if let Some(goal) = &expansion.goal_logits {
+            self.steering.apply_caution(&layout, goal, &mut self.mask);
+        }
         let id = NodeId(self.nodes.len() as u32);
         let child = Node::new(
             Some((parent, action)),

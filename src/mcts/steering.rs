@@ -7,7 +7,10 @@
 //! from now is as unwanted as one that places it now), and adds log-odds to the
 //! goal head's prediction wherever the search reads it (equation 4's expected
 //! rewards and the goal it reports). The network's inputs are untouched, so
-//! the paper's networks and weights serve as they are.
+//! the paper's networks and weights serve as they are. A caution level keeps
+//! placements to blocks the adjusted goal prediction is sure of: in a child,
+//! by its parent's prediction (the one that planned the step into it); at the
+//! root, by the last move's.
 
 use std::collections::BTreeMap;
 
@@ -25,6 +28,8 @@ pub struct Steering {
     paused: bool,
     /// Added to the goal head's logit of `block` at `cell`.
     goal_bias: BTreeMap<(CellIndex, BlockId), f32>,
+    /// Placements need at least this goal probability (0: any).
+    caution: f32,
 }
 
 impl Steering {
@@ -35,7 +40,7 @@ impl Steering {
 
     /// Whether the steering changes nothing.
     pub fn is_neutral(&self) -> bool {
-        self.banned_count == 0 && !self.paused && self.goal_bias.is_empty()
+        self.banned_count == 0 && !self.paused && self.goal_bias.is_empty() && self.caution == 0.0
     }
 
     /// Bans one flat action of `layout` (NOOP cannot be banned: the player
@@ -94,6 +99,45 @@ impl Steering {
     /// The adjustment of `block` at `cell`.
     pub fn goal_bias(&self, cell: CellIndex, block: BlockId) -> f32 {
         self.goal_bias.get(&(cell, block)).copied().unwrap_or(0.0)
+    }
+
+    /// Only placements whose block the (adjusted) goal prediction gives at
+    /// least `p` at their cell stay choosable: an assistant told it was wrong
+    /// keeps to what it is sure of. Clamped to [0, 0.99].
+    pub fn set_caution(&mut self, p: f32) {
+        self.caution = p.clamp(0.0, 0.99);
+    }
+
+    /// The least goal probability a placement needs.
+    pub fn caution(&self) -> f32 {
+        self.caution
+    }
+
+    /// With caution, clears the placements in `mask` whose block has less
+    /// than the caution's probability at its cell under `goal_logits` (laid out
+    /// `[block][cell]`, adjustments already added).
+    pub fn apply_caution(&self, layout: &FlatLayout, goal_logits: &[f32], mask: &mut [bool]) {
+        let Some(offset) = layout.offset(ActionType::PlaceBlock) else {
+            return;
+        };
+        let cells = layout.size().num_cells();
+        if self.caution <= 0.0 || cells == 0 || goal_logits.len() % cells != 0 {
+            return;
+        }
+        let blocks = goal_logits.len() / cells;
+        for cell in 0..cells {
+            let logit = |b: usize| goal_logits[b * cells + cell];
+            let max = (0..blocks).map(logit).fold(f32::NEG_INFINITY, f32::max);
+            let total: f32 = (0..blocks).map(|b| (logit(b) - max).exp()).sum();
+            for b in 0..blocks {
+                let p = (logit(b) - max).exp() / total;
+                if p < self.caution
+                    && let Some(m) = mask.get_mut(offset + b * cells + cell)
+                {
+                    *m = false;
+                }
+            }
+        }
     }
 
     /// Clears `mask`'s banned actions, and with a pause every place and break.
@@ -168,6 +212,25 @@ mod tests {
             ))
             .unwrap();
         assert!(!mask[place] && !mask[brk] && mask[0]);
+        // Caution: only the likely block at a cell stays placeable.
+        let s2 = {
+            let mut c = Steering::new();
+            c.set_caution(0.5);
+            c
+        };
+        let mut goal = vec![0.0; 10 * 27];
+        goal[BlockId::GLASS.0 as usize * 27 + 4] = 5.0;
+        let mut mask = vec![true; layout.len()];
+        s2.apply_caution(&layout, &goal, &mut mask);
+        assert!(mask[place]);
+        let planks = layout
+            .flat(Action::new(
+                ActionType::PlaceBlock,
+                CellIndex(4),
+                BlockId::PLANKS,
+            ))
+            .unwrap();
+        assert!(!mask[planks] && mask[brk] && mask[0]);
         s.bias_goal(CellIndex(1), BlockId::GLASS, -30.0);
         let mut logits = vec![0.0; 10 * 27];
         s.adjust_goal_logits(&mut logits, 27);

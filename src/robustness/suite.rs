@@ -373,6 +373,7 @@ pub fn pooled_goal_percentage(
             threads: check.threads,
             lanes: default_lanes(human, assistant),
             starts: None,
+            human_chat: None,
         };
         let evaluation = evaluate(&settings, factory, &|_| {})?;
         values.extend(

@@ -35,6 +35,8 @@ const ZERO_ALLOWED: &[&str] = &[
     "port",
     "max-wait-us",
     "world-delay-ms",
+    // A chatting human who speaks in the step it notices.
+    "chat-delay",
     "role",
     // A recording's step 0 is before its first step; no history and no
     // evaluation episodes are meaningful choices.
