@@ -216,6 +216,11 @@ fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Whether `word` names a placeable block ("glass", "planks", "wood", ...).
+pub fn is_block_word(word: &str) -> bool {
+    BLOCK_WORDS.iter().any(|(name, _)| *name == word)
+}
+
 fn block_in(words: &[String]) -> Option<BlockId> {
     for (i, w) in words.iter().enumerate() {
         if w == "stone" && words.get(i + 1).is_some_and(|n| n.starts_with("brick")) {

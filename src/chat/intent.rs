@@ -303,8 +303,13 @@ impl IntentParser for RuleParser {
         let negated_approval = pair("not", ACCEPT_WORDS)
             || pair(
                 "not",
-                &["that", "there", "like", "glass", "this", "in", "what", "it"],
+                &[
+                    "that", "there", "like", "this", "in", "what", "it", "at", "here", "on", "the",
+                ],
             )
+            || words
+                .windows(2)
+                .any(|w| w[0] == "not" && super::about::is_block_word(&w[1]))
             || pair("isnt", ACCEPT_WORDS)
             || pair("doesnt", &["go", "belong", "fit"])
             || pair("take", &["that", "it", "out"])

@@ -11,8 +11,9 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use serde::Serialize;
 
+use crate::chat::about::{Place, Scope};
 use crate::chat::eval::{Scores, read_labelled, score};
-use crate::chat::intent::RuleParser;
+use crate::chat::intent::{Flags, IntentParser, RuleParser};
 
 /// The chat subcommands.
 #[derive(Debug, Subcommand)]
@@ -22,6 +23,18 @@ pub enum ChatCommand {
     ///
     /// Example: mbag chat eval --messages tests/chat/messages.jsonl --json chat.json
     Eval(EvalArgs),
+    /// How the assistant reads messages: each one's flag and what it refers to
+    /// (the last edit, a block, a place, everything).
+    ///
+    /// Example: mbag chat parse "no glass in the roof" "what are you building?"
+    Parse(ParseArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ParseArgs {
+    /// The messages.
+    #[arg(required = true, value_name = "MESSAGE")]
+    pub messages: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -47,6 +60,30 @@ struct Report<'a> {
 /// Runs a chat subcommand.
 pub fn run(command: ChatCommand) -> anyhow::Result<u8> {
     match command {
+        ChatCommand::Parse(args) => {
+            for text in &args.messages {
+                let Flags { intent, about } = RuleParser.read(text);
+                let mut parts = Vec::new();
+                if let Some(b) = about.block {
+                    parts.push(format!("block {b}"));
+                }
+                match about.place {
+                    Some(Place::Cell(c)) => parts.push(format!("cell ({}, {}, {})", c.x, c.y, c.z)),
+                    Some(Place::Plane(axis, at)) => parts.push(format!("{}={at}", axis.letter())),
+                    Some(Place::There) => parts.push("there (the last edit's cell)".into()),
+                    Some(Place::Part(p)) => parts.push(format!("the {}", p.name())),
+                    None => {}
+                }
+                if parts.is_empty() {
+                    parts.push(match about.scope {
+                        Scope::LastAction => "the last edit".into(),
+                        Scope::Everything => "everything".into(),
+                    });
+                }
+                println!("{:<8} {:<40} {text:?}", intent.name(), parts.join(", "));
+            }
+            Ok(0)
+        }
         ChatCommand::Eval(args) => {
             let messages = read_labelled(&args.messages)?;
             let scores = score(&RuleParser, &messages);

@@ -756,4 +756,73 @@ mod tests {
             Err(EvalError::Settings(_))
         ));
     }
+
+    /// The goal of `mcts::testing`, every episode.
+    #[derive(Debug)]
+    struct FixedGoal;
+
+    impl GoalGenerator for FixedGoal {
+        fn generate(
+            &mut self,
+            size: crate::sim::coords::WorldSize,
+            _rng: &mut dyn rand::RngCore,
+        ) -> Result<crate::sim::block::Blocks, GoalError> {
+            // The env puts a structure's (0, 0, 0) at the world's (1, 1, 1).
+            let world = crate::mcts::testing::goal();
+            let mut structure = crate::sim::block::Blocks::air(size);
+            for cell in size.cells() {
+                structure.set(cell, world.get(cell.offset(1, 1, 1)));
+            }
+            Ok(structure)
+        }
+    }
+
+    #[test]
+    fn a_rejecting_human_cuts_a_listening_assistants_wrong_placements() {
+        use crate::agents::network::PolicyAgent;
+        use crate::mcts::testing::{Oracle, config};
+        // The oracle's policy places any block on an empty goal cell, right or
+        // wrong type, while its goal head knows the goal: only words can tell
+        // the policy agent its guesses are wrong.
+        let config = config();
+        let factory = StandardAgents::heuristics_only();
+        let mut wrong = [0u64; 2];
+        let mut said = [0u64; 2];
+        for (slot, chat) in [(0, false), (1, true)] {
+            for episode in 0..6 {
+                let mut human = factory
+                    .build(&"heuristic:noop".parse().unwrap(), HUMAN, &config)
+                    .unwrap();
+                if chat {
+                    human = Box::new(RejectingPerson::new(
+                        human,
+                        ChatPersonConfig {
+                            probability: 1.0,
+                            delay_steps: 0,
+                        },
+                    ));
+                }
+                let assistant = PolicyAgent::new(Oracle::new(), &config, false, 1.0);
+                let mut agents: Vec<Box<dyn Agent>> = vec![human, Box::new(assistant)];
+                let record = run_episode(
+                    &config,
+                    &mut FixedGoal,
+                    None,
+                    &mut agents,
+                    episode,
+                    episode_seed(3, episode),
+                )
+                .unwrap();
+                wrong[slot] += record.outcome.assistant_wrong_places.unwrap();
+                said[slot] +=
+                    record.outcome.human_messages + record.outcome.assistant_messages.unwrap();
+            }
+        }
+        assert_eq!(said[0], 0);
+        assert!(said[1] >= 12, "both sides talk: {said:?}");
+        assert!(
+            wrong[1] * 3 <= wrong[0],
+            "wrong placements without and with chat: {wrong:?}"
+        );
+    }
 }

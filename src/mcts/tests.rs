@@ -467,3 +467,56 @@ fn oracle_goal_search_builds_where_the_goal_head_cannot() {
     );
     assert!(broken > 0, "the uninformed search broke no goal block");
 }
+
+#[test]
+fn steering_bans_reach_every_node_and_adjust_the_goal() {
+    let env = env();
+    let layout = *env.layout();
+    let obs = observe(&env, 1);
+    // Without steering, the oracle's first move places a goal block.
+    let mut search = Search::new(config(), 1, false, search_config(60, 1), 7);
+    let mut oracle = Oracle::new();
+    search.set_root(&obs, None, ());
+    search.run(&mut oracle).unwrap();
+    let first = search.decide().unwrap().action;
+    let action = layout.action(first).unwrap();
+    assert_eq!(action.kind, ActionType::PlaceBlock);
+    // Banned, it appears in no node of a fresh search, and the goal the search
+    // reports has been moved against it.
+    let mut steering = Steering::new();
+    steering.ban(&layout, first);
+    steering.bias_goal(action.location, action.block, -8.0);
+    search.steer(steering);
+    search.set_root(&obs, None, ());
+    search.run(&mut oracle).unwrap();
+    let decision = search.decide().unwrap();
+    assert_ne!(decision.action, first);
+    for i in 0..search.num_nodes() {
+        let node = search.node(NodeId(i as u32));
+        assert!(
+            !node.actions.contains(&(first as u32)),
+            "node {i} offers the banned action"
+        );
+    }
+    let cells = SIZE.num_cells();
+    let goal = decision.goal_logits.expect("the oracle predicts the goal");
+    let at = |b: BlockId| goal[usize::from(b.0) * cells + action.location.get()];
+    // The oracle gives the goal's block 30; the adjustment takes 8 off.
+    assert_eq!(at(action.block), 22.0);
+    // Held back: no place or break anywhere in the tree.
+    let mut paused = Steering::new();
+    paused.set_paused(true);
+    search.steer(paused);
+    search.set_root(&obs, None, ());
+    search.run(&mut oracle).unwrap();
+    for i in 0..search.num_nodes() {
+        let node = search.node(NodeId(i as u32));
+        for &a in &node.actions {
+            let kind = layout.action(a as usize).unwrap().kind;
+            assert!(!matches!(
+                kind,
+                ActionType::PlaceBlock | ActionType::BreakBlock
+            ));
+        }
+    }
+}
