@@ -15,6 +15,7 @@
 //!   Minecraft (human-action detection, assistant commands, divergence repair).
 //! - [`train`]: training networks (AssistanceZero self-play, behaviour cloning)
 //!   with metrics logs, Adam and resumable checkpoints.
+//! - [`view`]: episodes in the browser: recordings and live runs drawn in 3-D.
 //! - [`cli`]: the `mbag` command line.
 #![warn(missing_docs)]
 
@@ -33,3 +34,4 @@ pub mod robustness;
 pub mod sim;
 pub mod train;
 pub mod vecenv;
+pub mod view;

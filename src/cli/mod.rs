@@ -18,6 +18,7 @@ mod torch_threads;
 mod train;
 mod train_assistant;
 mod verify;
+mod view;
 mod watch_help;
 
 use std::path::PathBuf;
@@ -139,6 +140,12 @@ pub enum Command {
     /// Example: mbag chat eval --messages tests/chat/messages.jsonl
     #[command(subcommand)]
     Chat(chat::ChatCommand),
+    /// An episode in the browser: a local web page drawing the world in 3-D
+    /// with a timeline, the goal overlay, players and chat, from a recording
+    /// or following a running play/record/watch.
+    ///
+    /// Example: mbag view recordings/samples/simulated_lowest_block_pair_seed3.jsonl
+    View(view::ViewArgs),
 }
 
 impl Cli {
@@ -161,6 +168,7 @@ impl Cli {
             Command::Robustness(command) => robustness::run(command),
             Command::WatchHelp(args) => watch_help::run(args),
             Command::Chat(command) => chat::run(command),
+            Command::View(args) => view::run(args),
             Command::Plot(args) => plot::run(args),
         }
     }

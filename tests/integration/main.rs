@@ -34,3 +34,5 @@ mod train;
 // AssistanceZero training: learning, resume, trained models as az: agents.
 mod train_assistant;
 mod vecenv;
+// mbag view in headless Chromium: the world drawn, scrubbing redraws it.
+mod view;
