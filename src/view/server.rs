@@ -90,6 +90,11 @@ impl Shown {
         *self.lock() = scene;
     }
 
+    /// The scene as it stands.
+    pub fn snapshot(&self) -> Scene {
+        self.lock().clone()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Scene> {
         self.scene.lock().unwrap_or_else(|e| e.into_inner())
     }

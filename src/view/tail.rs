@@ -145,3 +145,41 @@ pub fn follow(path: &Path, shown: &Shown, stop: &dyn Fn() -> bool) -> Result<(),
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn a_recording_written_line_by_line_is_followed_to_its_end() {
+        let sample = Path::new("recordings/samples/simulated_lowest_block_pair_seed3.jsonl");
+        let text = std::fs::read_to_string(sample).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("growing.jsonl");
+        let mut file = File::create(&path).unwrap();
+        let mut lines = text.lines();
+        // The header first; the follower starts while the steps are to come.
+        writeln!(file, "{}", lines.next().unwrap()).unwrap();
+        let rec = crate::recording::Recording::read(sample).unwrap();
+        let whole = Scene::of_recording(&rec).unwrap();
+        let shown = Shown::live(Scene {
+            frames: Vec::new(),
+            ..whole.clone()
+        });
+        let follower = shown.clone();
+        let following = std::thread::spawn(move || follow(&path, &follower, &|| false));
+        for line in lines {
+            // A line arrives in two writes, as a slow disk might deliver it.
+            let (a, b) = line.split_at(line.len() / 2);
+            write!(file, "{a}").unwrap();
+            file.flush().unwrap();
+            std::thread::sleep(Duration::from_millis(2));
+            writeln!(file, "{b}").unwrap();
+        }
+        following.join().unwrap().unwrap();
+        let followed = shown.snapshot();
+        assert_eq!(followed.frames, whole.frames);
+        assert_eq!(followed.initial, whole.initial);
+    }
+}
