@@ -29,6 +29,7 @@ use crate::sim::obs::Observation;
 
 pub mod defaults;
 pub mod distribution;
+pub mod explain;
 pub mod hardcoded;
 pub mod heuristic;
 pub mod human;
@@ -98,6 +99,13 @@ pub trait Agent: fmt::Debug + Send {
     /// What the agent wants to say in chat now, if anything; asked after each
     /// [`Agent::act`]. The default says nothing.
     fn speak(&mut self) -> Option<String> {
+        None
+    }
+
+    /// Its account of the last move (goal belief, weighed actions, the other
+    /// player's predicted move), for the viewer's overlays. `None` for agents
+    /// with nothing to show (the default).
+    fn explain(&self) -> Option<explain::Explanation> {
         None
     }
 }

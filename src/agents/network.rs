@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
+use super::explain::{Considered, Explanation, TOP_ACTIONS, goal_with_confidence};
 use super::{Agent, AgentError, FlatDist, Internals};
 use crate::chat::conversation::{Conversation, ConversationConfig, Heard, Plan};
 use crate::mcts::search::sample_weighted;
@@ -387,6 +388,50 @@ where
 
     fn record_internals(&mut self, on: bool) {
         self.record = on;
+    }
+
+    fn explain(&self) -> Option<Explanation> {
+        let decision = self.last.as_ref()?;
+        let layout = self.search.layout();
+        let cells = layout.size().num_cells();
+        let (goal, goal_confidence) = decision
+            .goal_logits
+            .as_deref()
+            .map(|l| goal_with_confidence(l, cells))
+            .unzip();
+        let root = self.search.root()?;
+        let mut weighed: Vec<(u32, usize)> = root
+            .actions
+            .iter()
+            .zip(&root.visits)
+            .map(|(&a, &v)| (v, a as usize))
+            .collect();
+        weighed.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
+        let top = weighed
+            .into_iter()
+            .take(TOP_ACTIONS)
+            .filter_map(|(visits, flat)| {
+                Some(Considered {
+                    action: layout.action(flat).ok()?,
+                    visits: Some(visits),
+                    probability: decision.policy.get(flat).copied().unwrap_or(0.0),
+                })
+            })
+            .collect();
+        let other_next = root
+            .expansion
+            .as_ref()
+            .and_then(|e| e.other_action_probs.as_ref())
+            .and_then(|p| {
+                let best = (0..p.len()).max_by(|&a, &b| p[a].total_cmp(&p[b]))?;
+                layout.action(best).ok()
+            });
+        Some(Explanation {
+            goal,
+            goal_confidence,
+            top,
+            other_next,
+        })
     }
 
     fn goal_belief(&self) -> Option<Vec<u8>> {

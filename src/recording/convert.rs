@@ -479,6 +479,7 @@ pub fn convert_human_episode(
             obs: None,
             src: Some(Value::Object(src_fields)),
             chat: None,
+            explain: None,
         };
         writer.append(&record)?;
         infos.push(outcome.infos.clone());

@@ -33,6 +33,6 @@ pub use header::{FORMAT, Header};
 pub use reader::{Recording, TruncatedTail};
 pub use record::{EpisodeRecorder, SnapshotMode};
 pub use state::apply_sync;
-pub use step::{ChatRecord, StateSnapshot, StepRecord, SyncEdits};
+pub use step::{ChatRecord, ExplainRecord, StateSnapshot, StepRecord, SyncEdits};
 pub use verify::{Mismatch, RepairCount, VerifyReport, verify};
 pub use writer::{Fsync, RecordingWriter, gzip_file};

@@ -104,6 +104,7 @@ impl EpisodeRecorder {
             obs: None,
             src: None,
             chat: None,
+            explain: None,
         }
     }
 

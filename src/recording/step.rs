@@ -3,8 +3,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::codec::{ActionRecord, Float};
+use super::codec::{ActionRecord, B64, Float};
 use crate::chat::intent::Intent;
+use crate::sim::action::Action;
+use crate::sim::coords::WorldSize;
 use crate::sim::env::StepInfo;
 
 /// One player's info after a step (the reference's info dict, less the actions,
@@ -128,6 +130,63 @@ pub struct ChatRecord {
     pub wall: Option<f64>,
 }
 
+/// An agent's account of its move, for the viewer's overlays
+/// (`agents::explain::Explanation` in the file's terms).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExplainRecord {
+    /// Per cell (C order), the most likely goal block, base64.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal: Option<B64>,
+    /// Per cell, that block's probability times 255, base64.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal_confidence: Option<B64>,
+    /// The most weighed actions: `[type, x, y, z, block, visits (-1: none),
+    /// probability x 1000]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub top: Vec<[i64; 7]>,
+    /// The other player's predicted next action: `[type, x, y, z, block]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_next: Option<[i64; 5]>,
+}
+
+impl ExplainRecord {
+    /// The record of an explanation in a world of `size`.
+    pub fn of(e: &crate::agents::explain::Explanation, size: WorldSize) -> Self {
+        let five = |a: Action| {
+            let c = a.cell(size);
+            [
+                i64::from(a.kind.id()),
+                i64::from(c.x),
+                i64::from(c.y),
+                i64::from(c.z),
+                i64::from(a.block.0),
+            ]
+        };
+        Self {
+            goal: e.goal.clone().map(B64),
+            goal_confidence: e.goal_confidence.clone().map(B64),
+            top: e
+                .top
+                .iter()
+                .map(|t| {
+                    let [k, x, y, z, b] = five(t.action);
+                    let visits = t.visits.map_or(-1, i64::from);
+                    [
+                        k,
+                        x,
+                        y,
+                        z,
+                        b,
+                        visits,
+                        (t.probability * 1000.0).round() as i64,
+                    ]
+                })
+                .collect(),
+            other_next: e.other_next.map(five),
+        }
+    }
+}
+
 /// One step line.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepRecord {
@@ -163,4 +222,8 @@ pub struct StepRecord {
     /// Chat messages said since the previous step line, in order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chat: Option<Vec<ChatRecord>>,
+    /// Per player, the agent's account of its move (absent for players with
+    /// none to give: persons, heuristics).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Vec<Option<ExplainRecord>>>,
 }

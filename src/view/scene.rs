@@ -10,7 +10,7 @@
 
 use serde::Serialize;
 
-use crate::recording::{Recording, RecordingError};
+use crate::recording::{ExplainRecord, Recording, RecordingError};
 use crate::sim::env::Env;
 
 /// One player, as the page labels it.
@@ -46,6 +46,10 @@ pub struct Frame {
     pub chat: Vec<SceneChat>,
     /// Player 0's goal percentage after the step.
     pub goal_percentage: f64,
+    /// Per player, the agent's account of its move, where recorded (the
+    /// overlays: goal belief, weighed actions, the other's predicted move).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub explain: Vec<Option<ExplainRecord>>,
 }
 
 /// A whole episode for the page.
@@ -89,6 +93,7 @@ impl Scene {
         crate::recording::verify::verify(rec, &mut |env, step| {
             let mut frame = Self::frame_from(env, &mut previous);
             frame.actions = step.e.iter().map(|a| a.type_id()).collect();
+            frame.explain = step.explain.clone().unwrap_or_default();
             frame.chat = step
                 .chat
                 .iter()
@@ -161,6 +166,7 @@ impl Scene {
             actions: Vec::new(),
             chat: Vec::new(),
             goal_percentage: env.goal_percentage(0),
+            explain: Vec::new(),
         }
     }
 

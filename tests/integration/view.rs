@@ -203,7 +203,10 @@ fn the_served_page_draws_the_world_and_scrubbing_redraws_it() {
 fn the_viewer_answers_only_what_it_serves() {
     let viewer = serve(SAMPLE);
     let get = |path: &str| {
-        let addr = viewer.url.trim_start_matches("http://").trim_end_matches('/');
+        let addr = viewer
+            .url
+            .trim_start_matches("http://")
+            .trim_end_matches('/');
         let mut stream = std::net::TcpStream::connect(addr).unwrap();
         use std::io::{Read, Write};
         write!(stream, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
@@ -214,10 +217,66 @@ fn the_viewer_answers_only_what_it_serves() {
     assert!(get("/").starts_with("HTTP/1.1 200"));
     assert!(get("/viewer.js").contains("WebGL"));
     let scene = get("/scene.json");
-    assert!(scene.contains("\"episode_id\":\"simulated_seed3\""), "{scene}");
+    assert!(
+        scene.contains("\"episode_id\":\"simulated_seed3\""),
+        "{scene}"
+    );
     assert!(get("/../../etc/passwd").starts_with("HTTP/1.1 404"));
     // A peer that connects and says nothing costs only its own connection.
-    let addr = viewer.url.trim_start_matches("http://").trim_end_matches('/');
+    let addr = viewer
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches('/');
     let _silent = std::net::TcpStream::connect(addr).unwrap();
     assert!(get("/").starts_with("HTTP/1.1 200"));
+}
+
+#[test]
+fn recorded_plans_show_beside_the_world() {
+    let Some(browser) = chromium() else {
+        eprintln!("SKIPPED: chromium not found; scripts/setup installs Debian's chromium");
+        return;
+    };
+    // The sample with an assistant's account of its move at step 6.
+    let text = std::fs::read_to_string(SAMPLE).unwrap();
+    let mut lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let step = lines
+        .iter_mut()
+        .find(|l| l["kind"] == "step" && l["t"] == 5)
+        .unwrap();
+    step["explain"] = serde_json::json!([null, {
+        "top": [[1, 2, 2, 2, 6, 12, 450], [2, 3, 1, 3, 0, 5, 200]],
+        "other_next": [1, 1, 2, 1, 3],
+    }]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("explained.jsonl");
+    let body: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    std::fs::write(&path, body.join("\n") + "\n").unwrap();
+    let viewer = serve(path.to_str().unwrap());
+    let dom = |steps: usize| {
+        let out = Command::new(&browser)
+            .args([
+                "--headless=new",
+                "--no-sandbox",
+                "--use-angle=swiftshader",
+                "--enable-unsafe-swiftshader",
+                "--virtual-time-budget=4000",
+                "--dump-dom",
+            ])
+            .arg(format!("{}?step={steps}", viewer.url))
+            .stderr(Stdio::null())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let at = dom(6);
+    assert!(
+        at.contains("place planks at (2, 2, 2): 12 visits, p 0.45"),
+        "{at}"
+    );
+    assert!(at.contains("expects the other player to place cobblestone at (1, 2, 1)"));
+    assert!(dom(7).contains("none recorded at this step"));
 }

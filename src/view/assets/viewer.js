@@ -36,7 +36,11 @@ const ui = {
   pct: document.getElementById("pct"),
   legend: document.getElementById("legend"),
   chat: document.getElementById("chat"),
+  belief: document.getElementById("belief"),
+  plans: document.getElementById("plans"),
+  explain: document.getElementById("explain"),
 };
+const TYPE_NAMES = ["noop", "place", "break", "move +x", "move -x", "move +y", "move -y", "move +z", "move -z", "give"];
 
 let scene = null;
 let blocks = null; // block ids at `shown`
@@ -141,6 +145,82 @@ function goalVertices() {
   return out;
 }
 
+// ---- Overlays from a recorded explanation (the first player that has one).
+function explanation() {
+  if (shown === 0) return null;
+  const list = scene.frames[shown - 1].explain || [];
+  for (let p = 0; p < list.length; p++) if (list[p]) return [p, list[p]];
+  return null;
+}
+
+function bytes(b64) {
+  const text = atob(b64);
+  const out = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i);
+  return out;
+}
+
+// Blue (unsure) to red (sure).
+function heat(c) { return [c, 0.25, 1 - c]; }
+
+function beliefVertices() {
+  const e = explanation();
+  if (!e || !e[1].goal || !e[1].goal_confidence) return [];
+  const goal = bytes(e[1].goal), conf = bytes(e[1].goal_confidence);
+  const out = [];
+  const [w, h, d] = scene.size;
+  for (let x = 0; x < w; x++)
+    for (let y = 0; y < h; y++)
+      for (let z = 0; z < d; z++) {
+        const i = index(x, y, z);
+        const c = conf[i] / 255;
+        if (goal[i] === 0 || goal[i] === blocks[i] || c < 0.3) continue;
+        pushBox(out, x + 0.2, y + 0.2, z + 0.2, 0.6, 0.6, 0.6, heat(c));
+      }
+  return out;
+}
+
+function planVertices() {
+  const e = explanation();
+  if (!e) return [];
+  const out = [];
+  for (const [type, x, y, z] of e[1].top || []) {
+    if (type !== 1 && type !== 2) continue;
+    pushBox(out, x + 0.3, y + 0.3, z + 0.3, 0.4, 0.4, 0.4, type === 1 ? [0.1, 0.9, 0.2] : [0.95, 0.1, 0.1]);
+  }
+  const next = e[1].other_next;
+  if (next && (next[0] === 1 || next[0] === 2)) {
+    pushBox(out, next[1] + 0.35, next[2] + 0.35, next[3] + 0.35, 0.3, 0.3, 0.3, [0.75, 0.2, 0.9]);
+  }
+  return out;
+}
+
+function showExplanation() {
+  const e = explanation();
+  ui.explain.replaceChildren();
+  if (!e) { ui.explain.textContent = "(none recorded at this step)"; return; }
+  const [p, x] = e;
+  const name = (a) => {
+    const block = scene.block_names[a[4]] || a[4];
+    return a[0] === 1 ? `place ${block} at (${a[1]}, ${a[2]}, ${a[3]})`
+      : a[0] === 2 ? `break (${a[1]}, ${a[2]}, ${a[3]})` : TYPE_NAMES[a[0]] || `type ${a[0]}`;
+  };
+  const head = document.createElement("div");
+  head.textContent = `player ${p} weighed:`;
+  ui.explain.append(head);
+  for (const a of x.top || []) {
+    const row = document.createElement("div");
+    const visits = a[5] >= 0 ? `${a[5]} visits, ` : "";
+    row.textContent = `${name(a)}: ${visits}p ${(a[6] / 1000).toFixed(2)}`;
+    ui.explain.append(row);
+  }
+  if (x.other_next) {
+    const row = document.createElement("div");
+    row.textContent = `expects the other player to ${name(x.other_next)}`;
+    ui.explain.append(row);
+  }
+}
+
 // ---- Cameras (column-major 4x4 matrices).
 function multiply(a, b) {
   const o = new Float32Array(16);
@@ -205,7 +285,9 @@ function draw() {
   const matrix = ui.camera.value === "top" ? topDown() : orbit();
   gl.uniformMatrix4fv(loc.m, false, matrix);
   const layers = [[worldVertices(), 1.0]];
+  if (ui.plans.checked) layers.push([planVertices(), 1.0]);
   if (ui.goal.checked) layers.push([goalVertices(), 0.35]);
+  if (ui.belief.checked) layers.push([beliefVertices(), 0.4]);
   for (const [verts, alpha] of layers) {
     if (alpha < 1) { gl.enable(gl.BLEND); gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA); gl.depthMask(false); }
     gl.uniform1f(loc.a, alpha);
@@ -238,6 +320,7 @@ function seek(step) {
   const pct = shown === 0 ? null : scene.frames[shown - 1].goal_percentage;
   ui.pct.textContent = pct === null ? "" : `goal ${(100 * pct).toFixed(1)}% built`;
   showChat();
+  showExplanation();
   draw();
 }
 
@@ -279,6 +362,8 @@ function setup() {
 // ---- Controls.
 ui.step.addEventListener("input", () => seek(Number(ui.step.value)));
 ui.goal.addEventListener("change", draw);
+ui.belief.addEventListener("change", draw);
+ui.plans.addEventListener("change", draw);
 ui.camera.addEventListener("change", draw);
 ui.play.addEventListener("click", () => {
   playing = !playing;
@@ -342,6 +427,7 @@ fetch("scene.json").then((r) => r.json()).then((s) => {
   scene = s;
   live = Boolean(s.live);
   ui.goal.checked = params.get("goal") === "1";
+  ui.belief.checked = params.get("belief") === "1";
   if (params.get("camera")) ui.camera.value = params.get("camera");
   setup();
   seek(Number(params.get("step") || 0));
