@@ -14,6 +14,7 @@ use tokio::sync::watch;
 
 use crate::agents::defaults;
 use crate::agents::spec::{AgentSpec, StandardAgents};
+use crate::daemon::chat::ChatSettings;
 use crate::daemon::episode::{
     EmulatedPerson, EpisodeHooks, EpisodeSettings, Minecraft, Mode, Seat, run_episode,
 };
@@ -106,6 +107,12 @@ pub struct DaemonArgs {
     /// Keep every Minecraft observation's JSON in the recording (large).
     #[arg(long)]
     pub keep_observations: bool,
+    /// No chat: the AI seats' missions as the reference writes them (no chat
+    /// observations), and nothing said is read, passed to the agents, sent or
+    /// recorded. By default people's messages reach the agents and the
+    /// agents' replies are said in Minecraft's chat.
+    #[arg(long)]
+    pub no_chat: bool,
     /// When the recording is flushed to disk.
     #[arg(long, value_enum, default_value = "header-and-footer")]
     pub fsync: FsyncArg,
@@ -417,6 +424,10 @@ fn run(
             step_period: common.step_period.duration(),
             max_steps: common.max_steps,
             keep_observations: common.keep_observations,
+            chat: ChatSettings {
+                enabled: !common.no_chat,
+                ..ChatSettings::default()
+            },
             ..LockstepSettings::default()
         },
         agent_address: common.agent_address,

@@ -9,6 +9,12 @@
 //!
 //! The daemon's network tasks must keep reading Minecraft while an assistant
 //! searches for hundreds of milliseconds; this is how they ask.
+//!
+//! Chat rides on the same request: the messages heard since the last move are
+//! handed to [`Agent::hear`] just before the agent acts, and what it says
+//! ([`Agent::speak`], asked after each move) comes back with its action. The
+//! agent is thus only ever touched on its own thread, and no second queue can
+//! fill up while it thinks.
 
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -18,6 +24,7 @@ use tokio::sync::mpsc::{Receiver, Sender, channel};
 use tokio::sync::oneshot;
 
 use crate::agents::{Agent, AgentError};
+use crate::chat::conversation::Heard;
 use crate::sim::action::Action;
 use crate::sim::obs::Observation;
 
@@ -35,18 +42,21 @@ pub enum AgentThreadError {
     Agent(#[from] AgentError),
 }
 
-/// An action and how long the agent took to choose it.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// An action, how long the agent took to choose it, and what it said after.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Timed {
     /// The action.
     pub action: Action,
     /// Time from the thread picking the request up to the answer.
     pub took: Duration,
+    /// What the agent wants to say in chat after this move.
+    pub said: Option<String>,
 }
 
 enum Request {
     Act {
         observation: Box<Observation>,
+        heard: Vec<Heard>,
         reply: oneshot::Sender<Result<Timed, AgentError>>,
     },
     Reset {
@@ -96,19 +106,29 @@ impl AgentThread {
         })
     }
 
-    /// Asks for the action for `observation`, without blocking the caller's
-    /// executor.
-    pub async fn act(&self, observation: Observation) -> Result<Timed, AgentThreadError> {
-        self.ask(observation)?.wait().await
+    /// Asks for the action for `observation`, the agent having first heard
+    /// `heard`, without blocking the caller's executor.
+    pub async fn act(
+        &self,
+        observation: Observation,
+        heard: Vec<Heard>,
+    ) -> Result<Timed, AgentThreadError> {
+        self.ask(observation, heard)?.wait().await
     }
 
-    /// Sends the request for `observation` and returns at once; the answer is
-    /// awaited with [`PendingAct::wait`]. The pending answer does not borrow the
-    /// thread, so the caller can go on handling other events meanwhile.
-    pub fn ask(&self, observation: Observation) -> Result<PendingAct, AgentThreadError> {
+    /// Sends the request for `observation` (the agent hears `heard` first) and
+    /// returns at once; the answer is awaited with [`PendingAct::wait`]. The
+    /// pending answer does not borrow the thread, so the caller can go on
+    /// handling other events meanwhile.
+    pub fn ask(
+        &self,
+        observation: Observation,
+        heard: Vec<Heard>,
+    ) -> Result<PendingAct, AgentThreadError> {
         let (reply, answer) = oneshot::channel();
         self.send(Request::Act {
             observation: Box::new(observation),
+            heard,
             reply,
         })?;
         Ok(PendingAct {
@@ -158,11 +178,22 @@ impl Drop for AgentThread {
 fn serve(mut agent: Box<dyn Agent>, mut inbox: Receiver<Request>) {
     while let Some(request) = inbox.blocking_recv() {
         match request {
-            Request::Act { observation, reply } => {
+            Request::Act {
+                observation,
+                heard,
+                reply,
+            } => {
+                for h in &heard {
+                    agent.hear(h);
+                }
                 let started = Instant::now();
-                let result = agent.try_act(&observation).map(|action| Timed {
-                    action,
-                    took: started.elapsed(),
+                let result = agent.try_act(&observation).map(|action| {
+                    let took = started.elapsed();
+                    Timed {
+                        action,
+                        took,
+                        said: agent.speak(),
+                    }
                 });
                 // A caller that gave up is no error.
                 let _ = reply.send(result);
@@ -225,6 +256,58 @@ mod tests {
         o
     }
 
+    /// Acts with how many messages it has heard, and says the last one back.
+    #[derive(Debug, Default)]
+    struct Parrot {
+        heard: Vec<Heard>,
+        acted: bool,
+    }
+
+    impl Agent for Parrot {
+        fn name(&self) -> &'static str {
+            "Parrot"
+        }
+        fn reset(&mut self, _seed: u64) {}
+        fn act(&mut self, _obs: &Observation) -> Action {
+            self.acted = true;
+            Action::new(
+                crate::sim::action::ActionType::Noop,
+                crate::sim::coords::CellIndex(self.heard.len() as u32),
+                crate::sim::block::BlockId::AIR,
+            )
+        }
+        fn internals(&self) -> Internals<'_> {
+            Internals::None
+        }
+        fn hear(&mut self, heard: &Heard) {
+            self.heard.push(heard.clone());
+        }
+        fn speak(&mut self) -> Option<String> {
+            // Only ever asked after a move.
+            assert!(
+                std::mem::take(&mut self.acted),
+                "asked to speak before acting"
+            );
+            self.heard.last().map(|h| format!("you said {:?}", h.text))
+        }
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn messages_are_heard_before_the_move_and_words_come_back_with_it() {
+        use crate::chat::intent::{IntentParser, RuleParser};
+        let agent = AgentThread::spawn("parrot", Box::new(Parrot::default())).unwrap();
+        let quiet = agent.act(obs(0), Vec::new()).await.unwrap();
+        assert_eq!((quiet.action.location.0, quiet.said), (0, None));
+        let heard = ["stop", "why?"].map(|text| Heard {
+            speaker: 0,
+            text: text.into(),
+            flags: RuleParser.read(text),
+        });
+        let answer = agent.act(obs(1), heard.to_vec()).await.unwrap();
+        assert_eq!(answer.action.location.0, 2, "heard both before acting");
+        assert_eq!(answer.said.as_deref(), Some("you said \"why?\""));
+    }
+
     #[tokio::test(flavor = "current_thread")]
     async fn a_slow_agent_never_blocks_the_executor() {
         let agent = AgentThread::spawn("slow", slow(150).0).unwrap();
@@ -238,7 +321,7 @@ mod tests {
                 counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
         });
-        let answer = agent.act(obs(0)).await.unwrap();
+        let answer = agent.act(obs(0), Vec::new()).await.unwrap();
         assert_eq!(answer.action, Action::NOOP);
         assert!(answer.took >= Duration::from_millis(150));
         assert!(ticks.load(std::sync::atomic::Ordering::Relaxed) >= 5);
@@ -251,16 +334,20 @@ mod tests {
         let agent = AgentThread::spawn("slow", agent).unwrap();
         // While the first request is being worked on, two more fit in the queue
         // and a fourth finds it full.
-        let (first, (second, third, fourth)) = tokio::join!(agent.act(obs(0)), async {
+        let (first, (second, third, fourth)) = tokio::join!(agent.act(obs(0), Vec::new()), async {
             started.notified().await;
-            tokio::join!(agent.act(obs(1)), agent.act(obs(2)), agent.act(obs(3)))
+            tokio::join!(
+                agent.act(obs(1), Vec::new()),
+                agent.act(obs(2), Vec::new()),
+                agent.act(obs(3), Vec::new())
+            )
         });
         assert!(first.is_ok() && second.is_ok() && third.is_ok());
         assert!(
             matches!(fourth, Err(AgentThreadError::Busy(_))),
             "{fourth:?}"
         );
-        let failed = agent.act(obs(99)).await;
+        let failed = agent.act(obs(99), Vec::new()).await;
         assert!(
             matches!(failed, Err(AgentThreadError::Stopped(_))),
             "{failed:?}"
@@ -268,7 +355,7 @@ mod tests {
         // However soon after the panic it asks, a caller is told, never left
         // waiting.
         assert!(matches!(
-            agent.act(obs(4)).await,
+            agent.act(obs(4), Vec::new()).await,
             Err(AgentThreadError::Stopped(_))
         ));
         // Dropping a panicked thread logs instead of panicking again.

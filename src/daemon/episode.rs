@@ -23,7 +23,7 @@ use super::lockstep::{
 use super::recorder::RecorderThread;
 use super::roles::RoleHandle;
 use super::seam::emulated::{self, DriverReport, HumanScript};
-use super::seam::mission::mission_for;
+use super::seam::mission::mission_with_chat;
 use super::session::{Session, SessionError};
 use crate::agents::spec::{AgentFactory, AgentSpec, AgentSpecError};
 use crate::recording::header::{
@@ -254,8 +254,15 @@ pub async fn run_episode(
             env.reset(goals, &mut rng)?;
         }
     }
-    let mission =
-        mission_for(&config, env.goal(), &env.state().blocks).map_err(SessionError::from)?;
+    // With chat on, the AI seats observe chat as well: the daemon reads chat
+    // from player 0's connection, whoever plays it (see `view`).
+    let mission = mission_with_chat(
+        &config,
+        env.goal(),
+        &env.state().blocks,
+        settings.lockstep.chat.enabled,
+    )
+    .map_err(SessionError::from)?;
 
     // Agents are built before Minecraft is touched: a bad model path should not
     // cost a mission start.

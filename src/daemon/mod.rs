@@ -18,8 +18,10 @@
 //!   ended by all roles at once.
 //! - [`agent_thread`]: an agent on its own thread, asked from async code without
 //!   blocking it.
+//! - [`chat`]: messages between the seats, parsed, passed on and recorded.
 
 pub mod agent_thread;
+pub mod chat;
 pub mod detect;
 pub mod divergence;
 pub mod episode;

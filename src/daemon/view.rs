@@ -5,6 +5,13 @@
 //! The loop owns time (when to step, wait and sync); this owns reading. Every
 //! observation passes through [`MinecraftView::read`], whatever the loop is
 //! waiting for at the time.
+//!
+//! With chat on, the players' messages are read from player 0's observations
+//! only. Every client receives every message (its sender's too), so each
+//! role's chat shows the same messages in the server's order; reading one
+//! role's reads each once, in that order, with nothing to match up. Player 0
+//! observes chat whoever plays it: a person always, an agent because the
+//! daemon's missions give AI seats chat when it is on.
 
 use std::time::{Instant, SystemTime};
 
@@ -15,6 +22,7 @@ use super::detect::{self, Detector, DetectorConfig, MalmoState};
 use super::lockstep::{LockstepError, LoopStats};
 use super::roles::RoleEvent;
 use super::seam;
+use super::seam::chat::ChatLine;
 use super::seam::commands::{self, Instruction, Item};
 use super::seam::upkeep::{self, MissingItems};
 use crate::sim::action::Action;
@@ -25,6 +33,9 @@ use crate::sim::env::Env;
 /// Latency samples kept per measure (a long session's first hours are plenty
 /// for percentiles; memory stays bounded).
 pub const MAX_LATENCY_SAMPLES: usize = 200_000;
+
+/// The role whose observations give the chat (see the module docs).
+const CHAT_ROLE: usize = 0;
 
 /// Minecraft as read from the observations of one episode.
 #[derive(Debug)]
@@ -39,15 +50,24 @@ pub struct MinecraftView {
     /// Whether human actions are detected (after the set-up settled).
     detecting: bool,
     epoch: Instant,
+    /// Whether the players' messages are read.
+    chat: bool,
+    /// The players' Minecraft names, which chat lines are said under.
+    names: Vec<String>,
+    /// Messages read and not yet taken, with their arrival.
+    said: Vec<(ChatLine, SystemTime)>,
 }
 
 impl MinecraftView {
     /// A view of Minecraft showing `env`'s state; `humans[p]` says whether a
-    /// person plays player `p`.
-    pub fn new(env: &Env, humans: Vec<bool>) -> Self {
+    /// person plays player `p`; with `chat`, the players' messages are read.
+    pub fn new(env: &Env, humans: Vec<bool>, chat: bool) -> Self {
         let config = env.config();
         let n = env.num_players();
         Self {
+            chat,
+            names: (0..n).map(|p| commands::player_name(config, p)).collect(),
+            said: Vec::new(),
             detector: new_detector(env),
             missing: MissingItems::new(n),
             always_have: (0..n)
@@ -124,6 +144,10 @@ impl MinecraftView {
         if let Some(raw) = raw {
             self.raw[role].push(json!([unix_seconds(received), raw]));
         }
+        if self.chat && role == CHAT_ROLE {
+            let lines = seam::chat::read(&observation, &self.names);
+            self.said.extend(lines.into_iter().map(|l| (l, received)));
+        }
         let world = detect::reads_world(PlayerId(role));
         let observation = seam::observation::read(&observation, config.world_size, world);
         match self.detector.observe(PlayerId(role), &observation) {
@@ -187,6 +211,13 @@ impl MinecraftView {
                 upkeep::ai_inventory_repairs(config, p, &self.detector.state().players[p])
             })
             .collect()
+    }
+
+    /// The players' messages read since the last call, with when their
+    /// observation arrived. The loop takes them after every event, so at most
+    /// one observation's wait here.
+    pub fn take_chat(&mut self) -> Vec<(ChatLine, SystemTime)> {
+        std::mem::take(&mut self.said)
     }
 
     /// The raw observations since the last call, per player.

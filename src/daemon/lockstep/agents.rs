@@ -1,5 +1,5 @@
-//! Asking the agents for their actions and sending the actions that took
-//! effect to Minecraft.
+//! Asking the agents for their actions (and what they say) and sending the
+//! actions that took effect to Minecraft.
 
 use std::time::Instant;
 
@@ -35,8 +35,14 @@ impl Lockstep {
                         warn!("player {p}: {e}; it does nothing this step");
                         continue;
                     }
+                    // What was said since its last move, heard before this one.
+                    let heard = self
+                        .chat
+                        .as_mut()
+                        .map(|c| c.take_heard(p))
+                        .unwrap_or_default();
                     let ask = agent
-                        .ask(obs)
+                        .ask(obs, heard)
                         .map_err(|error| LockstepError::Agent { player: p, error })?;
                     pending.push((p, ask));
                 }
@@ -58,6 +64,9 @@ impl Lockstep {
             let timed = timed.map_err(|error| LockstepError::Agent { player: p, error })?;
             self.stats.inference.push(timed.took);
             actions[p] = timed.action;
+            if let Some(text) = timed.said {
+                self.agent_says(p, &text)?;
+            }
         }
         Ok(actions)
     }

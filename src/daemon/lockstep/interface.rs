@@ -8,6 +8,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
 use crate::daemon::agent_thread::{AgentThread, AgentThreadError};
+use crate::daemon::chat::{ChatLog, ChatSettings};
 use crate::daemon::executor::{Executor, ExecutorReport};
 use crate::daemon::recorder::{RecorderError, RecorderThread};
 use crate::daemon::roles::RoleEvent;
@@ -29,6 +30,9 @@ pub struct LockstepSettings {
     /// the detector starts: teleports and gifts of the set-up are not human
     /// actions.
     pub settle: Duration,
+    /// Chat between the seats (on by default); the episode also asks Minecraft
+    /// to show the AI seats chat when it is on.
+    pub chat: ChatSettings,
 }
 
 impl Default for LockstepSettings {
@@ -38,6 +42,7 @@ impl Default for LockstepSettings {
             max_steps: None,
             keep_observations: false,
             settle: Duration::from_millis(300),
+            chat: ChatSettings::default(),
         }
     }
 }
@@ -65,6 +70,9 @@ pub struct StepView {
     /// The episode is ending: an emulated person stops acting, so that the final
     /// sync sees Minecraft at rest.
     pub closing: bool,
+    /// The messages said so far (with chat on), numbered, so that an emulated
+    /// person who skipped steps catches up on what it missed.
+    pub chat: ChatLog,
 }
 
 /// Why the loop stopped.

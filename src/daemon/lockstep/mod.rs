@@ -17,6 +17,10 @@
 //!    flight still change) with [`apply_sync`], the function every replay
 //!    uses, and records the step with the edits it applied.
 //!
+//! With chat on ([`chat`]), people's messages read from Minecraft meanwhile are
+//! passed to the agents with their next request, and what an agent says after
+//! its move is sent as its chat command; both are recorded in the step line.
+//!
 //! Every wait goes through one [`pump`](Lockstep::pump), which hands each
 //! observation to the [`MinecraftView`] whatever the loop is waiting for, so
 //! inference never holds up the sockets; agents run on their own threads
@@ -34,6 +38,7 @@ use tokio::sync::{mpsc, watch};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 
+use super::chat::{ChatLog, ChatRelay};
 use super::divergence::{self, Divergence, Repair, SyncScope};
 use super::executor::{Executor, ExecutorReport, Job, JobKind};
 use super::recorder::RecorderThread;
@@ -45,6 +50,7 @@ use crate::sim::action::Action;
 use crate::sim::env::{Env, StepOutcome};
 
 mod agents;
+mod chat;
 mod interface;
 mod pump;
 
@@ -79,6 +85,8 @@ pub struct Lockstep {
     setup_done: bool,
     /// Chooses the hotbar slot of a finite-blocks place, as the reference does.
     rng: SmallRng,
+    /// The seats' messages, with chat on.
+    chat: Option<ChatRelay>,
 }
 
 impl Lockstep {
@@ -99,16 +107,22 @@ impl Lockstep {
         // commands' teleport and look angles.
         env.set_tracing(true);
         let n = env.num_players();
-        let humans = controllers
+        let humans: Vec<bool> = controllers
             .iter()
             .map(|c| matches!(c, Controller::Minecraft))
             .collect();
-        let view = MinecraftView::new(&env, humans);
+        let agents: Vec<bool> = humans.iter().map(|&h| !h).collect();
+        let chat = settings
+            .chat
+            .enabled
+            .then(|| ChatRelay::new(settings.chat.parser.clone(), &agents));
+        let view = MinecraftView::new(&env, humans, settings.chat.enabled);
         let (progress, steps) = watch::channel(StepView {
             steps: 0,
             env: Arc::new(env.clone()),
             queued: vec![0; n],
             closing: false,
+            chat: ChatLog::default(),
         });
         (
             Self {
@@ -129,6 +143,7 @@ impl Lockstep {
                 steps: 0,
                 setup_done: false,
                 rng: SmallRng::from_os_rng(),
+                chat,
             },
             steps,
         )
@@ -398,6 +413,7 @@ impl Lockstep {
     ) -> Result<(), LockstepError> {
         let mut record = self.recorder.step(&self.env, actions, outcome);
         record.sync = (!sync.is_empty()).then_some(sync);
+        record.chat = self.chat.as_mut().and_then(ChatRelay::take_records);
         if self.settings.keep_observations {
             record.obs = Some(json!(self.view.take_raw()));
         }
@@ -414,6 +430,7 @@ impl Lockstep {
             env: Arc::new(self.env.clone()),
             queued: self.view.queued(),
             closing: false,
+            chat: self.chat.as_ref().map(ChatRelay::log).unwrap_or_default(),
         });
         Ok(())
     }

@@ -100,6 +100,7 @@ impl Lockstep {
                 instructions: due,
             })?;
         }
+        self.relay_minecraft_chat();
         Ok(())
     }
 

@@ -10,6 +10,12 @@
 //! places and breaks take the ticks of a person's aim and dig
 //! ([`ScriptedHuman::place_block`], [`ScriptedHuman::break_block`]). A player can
 //! also be driven from a recording's actions instead ([`HumanScript::Replay`]).
+//!
+//! An agent-driven person also chats: before each decision it hears what the
+//! others said (the step view's log), and what it says after deciding it types
+//! into Minecraft's chat ([`ScriptedHuman::chat`]) before carrying the action
+//! out, so that its words travel through Minecraft like a person's and the
+//! daemon reads them back from the chat observations.
 
 use std::collections::VecDeque;
 
@@ -19,6 +25,7 @@ use malmo_bridge::emulator::{Button, HumanError, ScriptedHuman, WorldHandle};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::chat::conversation::Heard;
 use crate::daemon::agent_thread::AgentThread;
 use crate::daemon::lockstep::StepView;
 use crate::sim::action::{Action, ActionType};
@@ -43,6 +50,8 @@ pub struct DriverReport {
     pub placed: u64,
     /// Blocks broken in Minecraft (counted in `acted` too).
     pub broke: u64,
+    /// Chat messages typed into Minecraft.
+    pub said: u64,
 }
 
 /// Starts driving player `player` (named `name` in the mission). The task ends
@@ -58,6 +67,8 @@ pub fn spawn(
     let name = name.to_owned();
     tokio::spawn(async move {
         let mut report = DriverReport::default();
+        // The number of the next message of the chat log to hear.
+        let mut next_message = 0;
         while steps.changed().await.is_ok() {
             let view = steps.borrow_and_update().clone();
             if view.closing {
@@ -69,14 +80,22 @@ pub fn spawn(
                 // and an episode's last step must not leave actions behind.
                 continue;
             }
-            let action = match &mut script {
+            let (action, said) = match &mut script {
                 HumanScript::Agent(agent) => {
                     let mut obs = view.env.new_observation();
                     if view.env.observe(player, &mut obs).is_err() {
                         continue;
                     }
-                    match agent.act(obs).await {
-                        Ok(t) => t.action,
+                    let (messages, next) = view.chat.since(next_message);
+                    // Its own words come back through Minecraft too.
+                    let heard: Vec<Heard> = messages
+                        .iter()
+                        .filter(|h| h.speaker != player)
+                        .cloned()
+                        .collect();
+                    next_message = next;
+                    match agent.act(obs, heard).await {
+                        Ok(t) => (t.action, t.said),
                         Err(e) => {
                             warn!("emulated human {name}: its agent failed: {e}");
                             break;
@@ -84,16 +103,25 @@ pub fn spawn(
                     }
                 }
                 HumanScript::Replay(actions) => match actions.pop_front() {
-                    Some(a) => a,
+                    Some(a) => (a, None),
                     None => break,
                 },
             };
-            if action.kind == ActionType::Noop {
-                continue;
-            }
             if steps.borrow().closing {
                 // Deciding took long enough for the episode to end meanwhile.
                 break;
+            }
+            // Typing is instant next to aiming and digging: the words reach
+            // Minecraft before the action does.
+            if let Some(words) = said.as_deref().and_then(super::chat::clean) {
+                match human.chat(&words).await {
+                    Ok(()) => report.said += 1,
+                    Err(HumanError::WorldGone) => break,
+                    Err(e) => debug!("emulated human {name}: could not say {words:?}: {e}"),
+                }
+            }
+            if action.kind == ActionType::Noop {
+                continue;
             }
             match carry_out(&human, &world, &name, &view, &steps, action).await {
                 Ok(true) => {

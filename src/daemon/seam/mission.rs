@@ -32,6 +32,19 @@ pub fn mission_for(
     goal: &Blocks,
     current: &Blocks,
 ) -> Result<Mission, MissionBuildError> {
+    mission_with_chat(config, goal, current, false)
+}
+
+/// [`mission_for`], with every AI player also observing chat when `ai_chat`
+/// (the daemon's chat: an assistant's own connection then hears the others,
+/// so no person's client is needed to read what is said). Without it, the
+/// reference's document exactly.
+pub fn mission_with_chat(
+    config: &Config,
+    goal: &Blocks,
+    current: &Blocks,
+    ai_chat: bool,
+) -> Result<Mission, MissionBuildError> {
     let s = goal.size();
     let size = GridSize::new(s.width as u32, s.height as u32, s.depth as u32)?;
     let grid = |blocks: &Blocks| BlockGrid::from_mbag_ids(size, blocks.ids());
@@ -46,6 +59,8 @@ pub fn mission_for(
             };
             Ok(if p.is_human {
                 Player::human(name)
+            } else if ai_chat {
+                Player::ai(name).with_chat()
             } else {
                 Player::ai(name)
             })
@@ -87,6 +102,36 @@ mod tests {
             find_server_poll: Duration::from_millis(100),
             ..Timeouts::default()
         }
+    }
+
+    #[test]
+    fn with_chat_only_the_ai_seats_change() {
+        let config = Config::from_json(&json!({
+            "world_size": [6, 5, 6],
+            "num_players": 2,
+            "players": [
+                {"player_name": "human", "is_human": true},
+                {"player_name": "assistant"}
+            ],
+            "malmo": {"use_malmo": true},
+        }))
+        .unwrap();
+        let world = Blocks::initial_world(config.world_size);
+        let reference = mission_for(&config, &world, &world).unwrap();
+        assert_eq!(
+            mission_with_chat(&config, &world, &world, false).unwrap(),
+            reference
+        );
+        let chat = mission_with_chat(&config, &world, &world, true).unwrap();
+        let hears = |m: &Mission| {
+            m.players()
+                .iter()
+                .map(|p| p.observes_chat())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(hears(&reference), [true, false]);
+        assert_eq!(hears(&chat), [true, true]);
+        assert_eq!(chat.players()[1].kind, reference.players()[1].kind);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

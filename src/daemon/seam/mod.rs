@@ -9,6 +9,8 @@
 //!   commands (MBAG_INTEGRATION.md §5).
 //! - [`aim`]: where an AI looks to click a cell, with Minecraft's eye height.
 //! - [`mission`]: the mission document for a config.
+//! - [`chat`]: chat lines read as the players' messages, and words said as
+//!   Malmo's `chat` command.
 //! - [`emulated`]: a scripted person in the emulator who decides on the
 //!   simulator's view.
 //!
@@ -17,6 +19,7 @@
 //! vocabulary and is used where the connections are made. A test keeps it so.
 
 pub mod aim;
+pub mod chat;
 pub mod commands;
 pub mod emulated;
 pub mod mission;
