@@ -9,6 +9,8 @@ mod daemon_modes;
 mod daemon_lockstep;
 // Faults during a daemon episode: clear errors, readable recordings, no hangs.
 mod daemon_faults;
+// Chat through the daemon: a person's rejection heard, an assistant's answer said.
+mod daemon_chat;
 // Strangers on the daemon's listeners: refused, survived, never recorded.
 mod daemon_hostile;
 mod evaluate_cli;
