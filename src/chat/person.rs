@@ -39,6 +39,15 @@ pub enum HumanChat {
     Rejecting,
 }
 
+impl HumanChat {
+    /// The model's name, as `--human-chat` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Rejecting => "rejecting",
+        }
+    }
+}
+
 /// How often and how soon the person speaks.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ChatPersonConfig {
@@ -133,7 +142,10 @@ impl RejectingPerson {
         let blocks = obs.channel(WorldChannel::CurrentBlocks);
         let goal = obs.channel(WorldChannel::GoalBlocks);
         let who = obs.channel(WorldChannel::LastInteracted);
-        if let Some(before) = &self.previous {
+        // A person not shown the goal (an all-air goal channel: even the
+        // ground would be in a shown one) cannot tell right from wrong.
+        let sees_goal = goal.iter().any(|&g| g != 0);
+        if let Some(before) = self.previous.as_ref().filter(|_| sees_goal) {
             for (i, (&now, &was)) in blocks.iter().zip(before).enumerate() {
                 if now == was || who[i] == CURRENT_PLAYER || who[i] == NO_ONE {
                     continue;

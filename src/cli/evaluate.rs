@@ -417,7 +417,7 @@ pub fn run(args: EvaluateArgs) -> anyhow::Result<u8> {
             lanes,
             sims: args.sims,
             human_chat: settings.human_chat.map(|c| {
-                json!({"model": "rejecting", "probability": c.config.probability,
+                json!({"model": c.kind.name(), "probability": c.config.probability,
                        "delay_steps": c.config.delay_steps})
             }),
             env_config,
