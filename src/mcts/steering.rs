@@ -121,7 +121,7 @@ impl Steering {
             return;
         };
         let cells = layout.size().num_cells();
-        if self.caution <= 0.0 || cells == 0 || goal_logits.len() % cells != 0 {
+        if self.caution <= 0.0 || cells == 0 || !goal_logits.len().is_multiple_of(cells) {
             return;
         }
         let blocks = goal_logits.len() / cells;

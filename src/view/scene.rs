@@ -144,7 +144,7 @@ impl Scene {
 
     /// The frame of `env` after a step, given the blocks before it (which
     /// become the blocks after it).
-    pub fn frame_from(env: &Env, previous: &mut Vec<u8>) -> Frame {
+    pub fn frame_from(env: &Env, previous: &mut [u8]) -> Frame {
         let size = env.size();
         let now = env.state().blocks.ids();
         let mut changes = Vec::new();
