@@ -10,6 +10,8 @@
 //!   golden checks.
 //! - [`recording`]: the `mbag-recording/1` episode format: writer, reader, replay
 //!   verification, stats, and conversion of the shared human data.
+//! - [`dataset`]: folders of recordings as datasets: manifest, validation
+//!   (duplicates, orphans, split episodes), statistics tables and datasheets.
 //! - [`bench`]: speed measurements against the reference's figures.
 //! - [`daemon`]: the lockstep daemon's pure translation between the simulator and
 //!   Minecraft (human-action detection, assistant commands, divergence repair).
@@ -24,6 +26,7 @@ pub mod bench;
 pub mod chat;
 pub mod cli;
 pub mod daemon;
+pub mod dataset;
 pub mod eval;
 pub mod golden;
 pub mod jsonl;

@@ -3,6 +3,7 @@
 mod bench;
 mod chat;
 mod daemon;
+mod dataset;
 mod demo;
 mod evaluate;
 mod goals;
@@ -105,6 +106,13 @@ pub enum Command {
     /// Examples: mbag recording verify recordings/samples; mbag recording convert --out /tmp/human; mbag recording stats /tmp/human
     #[command(subcommand)]
     Recording(recording::RecordingCommand),
+    /// A folder of recordings as a dataset: its manifest, its checks
+    /// (replay, duplicates, orphans, split episodes), a statistics table per
+    /// condition or goal, and a datasheet.
+    ///
+    /// Examples: mbag dataset index /tmp/human; mbag dataset validate /tmp/human; mbag dataset stats /tmp/human; mbag dataset datasheet /tmp/human
+    #[command(subcommand)]
+    Dataset(dataset::DatasetCommand),
     /// Train networks: behaviour cloning on recordings (`mbag train bc`) and
     /// AssistanceZero assistants by self-play with MCTS against a human model
     /// (`mbag train assistant`). Each run writes a metrics log, resumable
@@ -164,6 +172,7 @@ impl Cli {
             Command::Malmo(command) => malmo::run(command),
             Command::Nn(command) => nn::run(command),
             Command::Recording(command) => recording::run(command),
+            Command::Dataset(command) => dataset::run(command),
             Command::Train(command) => train::run(command),
             Command::Robustness(command) => robustness::run(command),
             Command::WatchHelp(args) => watch_help::run(args),

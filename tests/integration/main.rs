@@ -11,6 +11,8 @@ mod daemon_lockstep;
 mod daemon_faults;
 // Chat through the daemon: a person's rejection heard, an assistant's answer said.
 mod daemon_chat;
+// Datasets of recordings: manifest, problems by file, stats, datasheet.
+mod dataset_cli;
 // Strangers on the daemon's listeners: refused, survived, never recorded.
 mod daemon_hostile;
 mod evaluate_cli;
