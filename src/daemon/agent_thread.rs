@@ -23,6 +23,7 @@ use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::mpsc::{Receiver, Sender, channel};
 use tokio::sync::oneshot;
 
+use crate::agents::explain::Explanation;
 use crate::agents::{Agent, AgentError};
 use crate::chat::conversation::Heard;
 use crate::sim::action::Action;
@@ -51,6 +52,8 @@ pub struct Timed {
     pub took: Duration,
     /// What the agent wants to say in chat after this move.
     pub said: Option<String>,
+    /// Its account of the move (for the recording's overlays).
+    pub explained: Option<Explanation>,
 }
 
 enum Request {
@@ -193,6 +196,7 @@ fn serve(mut agent: Box<dyn Agent>, mut inbox: Receiver<Request>) {
                         action,
                         took,
                         said: agent.speak(),
+                        explained: agent.explain(),
                     }
                 });
                 // A caller that gave up is no error.

@@ -64,6 +64,7 @@ impl Lockstep {
             let timed = timed.map_err(|error| LockstepError::Agent { player: p, error })?;
             self.stats.inference.push(timed.took);
             actions[p] = timed.action;
+            self.explained[p] = timed.explained;
             if let Some(text) = timed.said {
                 self.agent_says(p, &text)?;
             }

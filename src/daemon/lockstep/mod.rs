@@ -45,6 +45,8 @@ use super::recorder::RecorderThread;
 use super::roles::RoleEvent;
 use super::seam::commands::{self, Instruction};
 use super::view::MinecraftView;
+use crate::agents::explain::Explanation;
+use crate::recording::ExplainRecord;
 use crate::recording::{EndReason, EndRecord, EpisodeRecorder, SyncEdits, apply_sync};
 use crate::sim::action::Action;
 use crate::sim::env::{Env, StepOutcome};
@@ -87,6 +89,8 @@ pub struct Lockstep {
     rng: SmallRng,
     /// The seats' messages, with chat on.
     chat: Option<ChatRelay>,
+    /// Per player, the agent's account of its last move, for the step line.
+    explained: Vec<Option<Explanation>>,
 }
 
 impl Lockstep {
@@ -144,6 +148,7 @@ impl Lockstep {
                 setup_done: false,
                 rng: SmallRng::from_os_rng(),
                 chat,
+                explained: vec![None; n],
             },
             steps,
         )
@@ -414,6 +419,13 @@ impl Lockstep {
         let mut record = self.recorder.step(&self.env, actions, outcome);
         record.sync = (!sync.is_empty()).then_some(sync);
         record.chat = self.chat.as_mut().and_then(ChatRelay::take_records);
+        let size = self.env.size();
+        let explained: Vec<Option<ExplainRecord>> = self
+            .explained
+            .iter_mut()
+            .map(|e| e.take().map(|e| ExplainRecord::of(&e, size)))
+            .collect();
+        record.explain = explained.iter().any(Option::is_some).then_some(explained);
         if self.settings.keep_observations {
             record.obs = Some(json!(self.view.take_raw()));
         }
