@@ -18,6 +18,7 @@
 //! - [`train`]: training networks (AssistanceZero self-play, behaviour cloning)
 //!   with metrics logs, Adam and resumable checkpoints.
 //! - [`view`]: episodes in the browser: recordings and live runs drawn in 3-D.
+//! - [`rate`]: people compare two episodes side by side; TrueSkill rates the agents.
 //! - [`cli`]: the `mbag` command line.
 #![warn(missing_docs)]
 
@@ -32,6 +33,7 @@ pub mod golden;
 pub mod jsonl;
 pub mod mcts;
 pub mod nn;
+pub mod rate;
 pub mod recording;
 pub mod robustness;
 pub mod sim;

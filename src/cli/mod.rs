@@ -12,6 +12,7 @@ mod nn;
 pub mod numeric;
 mod plot;
 mod probe;
+mod rate;
 mod recording;
 mod robustness;
 mod runner_args;
@@ -154,6 +155,13 @@ pub enum Command {
     ///
     /// Example: mbag view recordings/samples/simulated_lowest_block_pair_seed3.jsonl
     View(view::ViewArgs),
+    /// Pairwise human rating of episodes (as BEDD rated BASALT agents): pick
+    /// same-goal pairs of different agents, rate them on a local page, and
+    /// rank the agents (humans included) with TrueSkill.
+    ///
+    /// Examples: mbag rate pairs --recordings /tmp/human --db ratings.sqlite; mbag rate serve --db ratings.sqlite --recordings /tmp/human; mbag rate leaderboard --db ratings.sqlite
+    #[command(subcommand)]
+    Rate(rate::RateCommand),
 }
 
 impl Cli {
@@ -178,6 +186,7 @@ impl Cli {
             Command::WatchHelp(args) => watch_help::run(args),
             Command::Chat(command) => chat::run(command),
             Command::View(args) => view::run(args),
+            Command::Rate(command) => rate::run(command),
             Command::Plot(args) => plot::run(args),
         }
     }

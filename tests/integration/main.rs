@@ -27,6 +27,8 @@ mod robustness_cli;
 mod malmopython_peer;
 // Numeric options: extreme and malformed values are usage errors, not panics.
 mod numeric_cli;
+// Pairwise rating: a rating in headless Chromium survives a killed server; TrueSkill ranks.
+mod rate;
 // The networks: golden parity, weight loading, checkpoints.
 mod nn;
 // The inference service, under the same libtorch lock.
