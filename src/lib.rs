@@ -18,6 +18,8 @@
 //! - [`train`]: training networks (AssistanceZero self-play, behaviour cloning)
 //!   with metrics logs, Adam and resumable checkpoints.
 //! - [`view`]: episodes in the browser: recordings and live runs drawn in 3-D.
+//! - [`study`]: human studies: Latin-square designs with blinded assistants,
+//!   sessions run through the daemon, surveys, and the statistics of the report.
 //! - [`rate`]: people compare two episodes side by side; TrueSkill rates the agents.
 //! - [`cli`]: the `mbag` command line.
 #![warn(missing_docs)]
@@ -37,6 +39,7 @@ pub mod rate;
 pub mod recording;
 pub mod robustness;
 pub mod sim;
+pub mod study;
 pub mod train;
 pub mod vecenv;
 pub mod view;

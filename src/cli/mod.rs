@@ -16,6 +16,7 @@ mod rate;
 mod recording;
 mod robustness;
 mod runner_args;
+mod study;
 mod torch_threads;
 mod train;
 mod train_assistant;
@@ -155,6 +156,14 @@ pub enum Command {
     ///
     /// Example: mbag view recordings/samples/simulated_lowest_block_pair_seed3.jsonl
     View(view::ViewArgs),
+    /// Human studies of assistants (the paper's Appendix C): a Latin-square
+    /// design with blinded assistants, each participant's sessions run
+    /// through the daemon, a survey page after each, and the report (means
+    /// with 90% intervals, paired t-tests, ANOVA with Tukey's HSD, plots).
+    ///
+    /// Examples: mbag study init /tmp/s --participants 4 --goals random --conditions none oracle; mbag study next /tmp/s --participant p01 --emulated; mbag study survey /tmp/s --participant p01; mbag study report /tmp/s --plots /tmp/s/plots
+    #[command(subcommand)]
+    Study(study::StudyCommand),
     /// Pairwise human rating of episodes (as BEDD rated BASALT agents): pick
     /// same-goal pairs of different agents, rate them on a local page, and
     /// rank the agents (humans included) with TrueSkill.
@@ -186,6 +195,7 @@ impl Cli {
             Command::WatchHelp(args) => watch_help::run(args),
             Command::Chat(command) => chat::run(command),
             Command::View(args) => view::run(args),
+            Command::Study(command) => study::run(command),
             Command::Rate(command) => rate::run(command),
             Command::Plot(args) => plot::run(args),
         }

@@ -62,7 +62,9 @@ pub fn panels(records: &[LogRecord]) -> Vec<Panel> {
         .collect()
 }
 
-fn register_fonts() {
+/// Registers the bundled DejaVu Sans under plotters' family names (once per
+/// process); every plot of mbag calls it before drawing text.
+pub(crate) fn register_fonts() {
     static FONTS: Once = Once::new();
     FONTS.call_once(|| {
         for family in ["sans-serif", "serif", "monospace"] {

@@ -33,6 +33,8 @@ mod rate;
 mod nn;
 // The inference service, under the same libtorch lock.
 mod nn_service;
+// Studies: a simulated study run, surveyed (in headless Chromium too) and reported.
+mod study;
 // Recordings: durability, verification, the human data converted.
 mod recording;
 // Training: behaviour cloning learns and resumes; plots of its metrics.
