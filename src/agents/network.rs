@@ -175,7 +175,9 @@ where
             observation: obs,
             prev_action: Some(self.prev_action),
             state: &self.state,
-            policy_only: true,
+            // Caution needs the goal head; otherwise the policy is all a
+            // sampling agent uses.
+            policy_only: self.chat.steering().caution() == 0.0,
         };
         let mut answers = self
             .evaluator

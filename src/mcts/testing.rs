@@ -107,7 +107,12 @@ impl Evaluator for Oracle {
                 for (i, &g) in self.goal.ids().iter().enumerate() {
                     goal_logits[usize::from(g) * cells + i] = 30.0;
                 }
-                noop_human_leaf(policy_logits, goal_logits)
+                let mut leaf = noop_human_leaf(policy_logits, goal_logits);
+                // As the networks' evaluator: a policy-only query gets no goal.
+                if q.policy_only {
+                    leaf.goal_logits = None;
+                }
+                leaf
             })
             .collect())
     }
