@@ -33,6 +33,21 @@ pub struct SceneChat {
     pub intent: String,
 }
 
+impl SceneChat {
+    /// The messages of a step line.
+    pub fn of_step(step: &crate::recording::StepRecord) -> Vec<Self> {
+        step.chat
+            .iter()
+            .flatten()
+            .map(|m| Self {
+                speaker: m.speaker,
+                text: m.text.clone(),
+                intent: m.intent.name().into(),
+            })
+            .collect()
+    }
+}
+
 /// The world after one step, as changes from the step before.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Frame {
@@ -94,16 +109,7 @@ impl Scene {
             let mut frame = Self::frame_from(env, &mut previous);
             frame.actions = step.e.iter().map(|a| a.type_id()).collect();
             frame.explain = step.explain.clone().unwrap_or_default();
-            frame.chat = step
-                .chat
-                .iter()
-                .flatten()
-                .map(|m| SceneChat {
-                    speaker: m.speaker,
-                    text: m.text.clone(),
-                    intent: m.intent.name().into(),
-                })
-                .collect();
+            frame.chat = SceneChat::of_step(step);
             scene.frames.push(frame);
         })?;
         Ok(scene)

@@ -128,16 +128,7 @@ pub fn follow(path: &Path, shown: &Shown, stop: &dyn Fn() -> bool) -> Result<(),
                 let mut frame = Scene::frame_from(env, blocks);
                 frame.actions = step.e.iter().map(|a| a.type_id()).collect();
                 frame.explain = step.explain.clone().unwrap_or_default();
-                frame.chat = step
-                    .chat
-                    .iter()
-                    .flatten()
-                    .map(|m| SceneChat {
-                        speaker: m.speaker,
-                        text: m.text.clone(),
-                        intent: m.intent.name().into(),
-                    })
-                    .collect();
+                frame.chat = SceneChat::of_step(&step);
                 shown.push(frame);
             }
             Some("footer") => return Ok(()),

@@ -42,5 +42,7 @@ mod train;
 // AssistanceZero training: learning, resume, trained models as az: agents.
 mod train_assistant;
 mod vecenv;
+// Finding Chromium for the browser tests.
+mod browser;
 // mbag view in headless Chromium: the world drawn, scrubbing redraws it.
 mod view;

@@ -143,16 +143,7 @@ impl Drop for Server {
     }
 }
 
-fn chromium() -> Option<PathBuf> {
-    ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .find_map(|name| {
-            let out = Command::new("which").arg(name).output().ok()?;
-            out.status
-                .success()
-                .then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
-        })
-}
+use super::browser::chromium;
 
 /// Headless Chromium with its DevTools endpoint; killed on drop.
 struct Browser {

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 
 use mbag::recording::Recording;
@@ -82,16 +82,7 @@ fn http(addr: &str, method: &str, path: &str, kind: &str, body: &str) -> (u16, S
     (status, body)
 }
 
-fn chromium() -> Option<PathBuf> {
-    ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .find_map(|name| {
-            let out = Command::new("which").arg(name).output().ok()?;
-            out.status
-                .success()
-                .then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
-        })
-}
+use super::browser::chromium;
 
 /// The page's DOM after it loaded `url` and ran its script (fetches included).
 fn page_dom(browser: &Path, url: &str) -> String {

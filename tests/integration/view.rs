@@ -4,7 +4,7 @@
 //! Without Chromium (scripts/setup installs Debian's) the tests print SKIPPED.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use mbag::recording::Recording;
@@ -14,16 +14,7 @@ const SAMPLE: &str = "recordings/samples/simulated_lowest_block_pair_seed3.jsonl
 /// The canvas's size (src/view/assets/index.html).
 const CANVAS: (u32, u32) = (800, 600);
 
-fn chromium() -> Option<PathBuf> {
-    ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .find_map(|name| {
-            let out = Command::new("which").arg(name).output().ok()?;
-            out.status
-                .success()
-                .then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
-        })
-}
+use super::browser::chromium;
 
 /// A running `mbag view` and its address; killed on drop.
 struct Viewer {
