@@ -285,28 +285,38 @@ struct Extent {
     max: Cell,
 }
 
-fn structure_extent(blocks: &Blocks) -> Option<Extent> {
-    let mut extent: Option<Extent> = None;
-    for cell in blocks.size().cells() {
-        if cell.y < 2 || blocks.get(cell).is_air() {
-            continue;
+impl Extent {
+    /// The box grown to hold `cell`.
+    fn include(self, cell: Cell) -> Self {
+        Self {
+            min: Cell {
+                x: self.min.x.min(cell.x),
+                y: self.min.y.min(cell.y),
+                z: self.min.z.min(cell.z),
+            },
+            max: Cell {
+                x: self.max.x.max(cell.x),
+                y: self.max.y.max(cell.y),
+                z: self.max.z.max(cell.z),
+            },
         }
-        let e = extent.get_or_insert(Extent {
-            min: cell,
-            max: cell,
-        });
-        e.min = Cell {
-            x: e.min.x.min(cell.x),
-            y: e.min.y.min(cell.y),
-            z: e.min.z.min(cell.z),
-        };
-        e.max = Cell {
-            x: e.max.x.max(cell.x),
-            y: e.max.y.max(cell.y),
-            z: e.max.z.max(cell.z),
-        };
     }
-    extent
+}
+
+fn structure_extent(blocks: &Blocks) -> Option<Extent> {
+    blocks
+        .size()
+        .cells()
+        .filter(|&cell| cell.y >= 2 && !blocks.get(cell).is_air())
+        .fold(None, |extent: Option<Extent>, cell| {
+            Some(extent.map_or(
+                Extent {
+                    min: cell,
+                    max: cell,
+                },
+                |e| e.include(cell),
+            ))
+        })
 }
 
 impl Place {
@@ -326,16 +336,7 @@ impl Place {
                     return last.into_iter().collect();
                 };
                 if let Some(l) = last {
-                    e.min = Cell {
-                        x: e.min.x.min(l.x),
-                        y: e.min.y.min(l.y),
-                        z: e.min.z.min(l.z),
-                    };
-                    e.max = Cell {
-                        x: e.max.x.max(l.x),
-                        y: e.max.y.max(l.y),
-                        z: e.max.z.max(l.z),
-                    };
+                    e = e.include(l);
                 }
                 let inside = |c: Cell| {
                     (e.min.x..=e.max.x).contains(&c.x)
