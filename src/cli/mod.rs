@@ -7,6 +7,7 @@ mod dataset;
 mod demo;
 mod evaluate;
 mod goals;
+mod local_server;
 mod malmo;
 mod nn;
 pub mod numeric;

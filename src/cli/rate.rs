@@ -164,31 +164,17 @@ fn run_serve(args: ServeArgs) -> anyhow::Result<u8> {
     let db = Db::open(&args.db)?;
     let pending = db.comparisons()?.iter().filter(|c| c.answers == 0).count();
     drop(db);
-    if !args.listen.ip().is_loopback() {
-        eprintln!(
-            "warning: listening on {}: other machines can rate and see these episodes",
-            args.listen
-        );
-    }
     let settings = ServeSettings {
         db: args.db.clone(),
         recordings: args.recordings.clone(),
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
-    runtime.block_on(async move {
-        let listener = serve::bind(args.listen).await?;
-        let addr = listener.local_addr()?;
-        println!("rating at http://{addr}/  ({pending} pairs pending; Ctrl-C to stop)");
-        let (stop, stopped) = tokio::sync::watch::channel(false);
-        let serving = tokio::spawn(serve::serve(listener, settings, stopped));
-        tokio::signal::ctrl_c().await?;
-        let _ = stop.send(true);
-        let _ = serving.await;
-        anyhow::Ok(0)
-    })
+    super::local_server::serve_until_ctrl_c(
+        args.listen,
+        "other machines can rate and see these episodes",
+        serve::bind(args.listen),
+        move |addr| format!("rating at http://{addr}/  ({pending} pairs pending; Ctrl-C to stop)"),
+        move |listener, stop| serve::serve(listener, settings, stop),
+    )
 }
 
 fn run_leaderboard(args: LeaderboardArgs) -> anyhow::Result<u8> {

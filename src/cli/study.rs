@@ -350,30 +350,14 @@ fn next(args: NextArgs) -> anyhow::Result<u8> {
 fn survey(args: SurveyArgs) -> anyhow::Result<u8> {
     let study = Study::load(&args.dir)?;
     let site = SurveySite::new(args.dir.clone(), study, &args.participant)?;
-    if !args.listen.ip().is_loopback() {
-        eprintln!(
-            "warning: listening on {}: other machines can reach this survey",
-            args.listen
-        );
-    }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
-    runtime.block_on(async move {
-        let listener = server::bind(args.listen).await?;
-        let addr = listener.local_addr()?;
-        println!(
-            "survey for {} at http://{addr}/  (Ctrl-C to stop)",
-            args.participant
-        );
-        let (stop, stopped) = tokio::sync::watch::channel(false);
-        let serving = tokio::spawn(server::serve(listener, site, stopped));
-        tokio::signal::ctrl_c().await?;
-        let _ = stop.send(true);
-        let _ = serving.await;
-        anyhow::Ok(0)
-    })
+    let participant = args.participant.clone();
+    super::local_server::serve_until_ctrl_c(
+        args.listen,
+        "other machines can reach this survey",
+        server::bind(args.listen),
+        move |addr| format!("survey for {participant} at http://{addr}/  (Ctrl-C to stop)"),
+        move |listener, stop| server::serve(listener, site, stop),
+    )
 }
 
 fn report_cmd(args: ReportArgs) -> anyhow::Result<u8> {

@@ -87,25 +87,11 @@ pub fn run(args: ViewArgs) -> anyhow::Result<u8> {
         let rec = Recording::read(&path)?;
         Shown::finished(Scene::of_recording(&rec)?)
     };
-    if !args.listen.ip().is_loopback() {
-        eprintln!(
-            "warning: listening on {}: other machines can see this episode",
-            args.listen
-        );
-    }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
-    runtime.block_on(async move {
-        let listener = server::bind(args.listen).await?;
-        let addr = listener.local_addr()?;
-        println!("viewing at http://{addr}/  (Ctrl-C to stop)");
-        let (stop, stopped) = tokio::sync::watch::channel(false);
-        let serving = tokio::spawn(server::serve(listener, shown, stopped));
-        tokio::signal::ctrl_c().await?;
-        let _ = stop.send(true);
-        let _ = serving.await;
-        anyhow::Ok(0)
-    })
+    super::local_server::serve_until_ctrl_c(
+        args.listen,
+        "other machines can see this episode",
+        server::bind(args.listen),
+        |addr| format!("viewing at http://{addr}/  (Ctrl-C to stop)"),
+        move |listener, stop| server::serve(listener, shown, stop),
+    )
 }
