@@ -8,6 +8,13 @@
 //! the repeated-measures ANOVA, which removes the participants' sum of squares
 //! before forming the error term that Tukey's HSD then uses (`q = |m_i −
 //! m_j| / √(MS_error / n)`, `k` conditions, `(n − 1)(k − 1)` degrees of freedom).
+//!
+//! The ANOVA's F test assumes sphericity (every difference of two conditions
+//! has the same variance), which a handful of participants cannot vouch for,
+//! so the table also carries the Greenhouse-Geisser correction: both degrees
+//! of freedom times `ε̂ = tr(S*)² / ((k − 1) Σ S*ᵢⱼ²)`, `S*` the conditions'
+//! covariance matrix double-centred (rows and columns summing to zero);
+//! `1/(k − 1) ≤ ε̂ ≤ 1`, 1 under sphericity.
 
 use serde::Serialize;
 
@@ -145,6 +152,10 @@ pub struct Anova {
     pub f: f64,
     /// `P(F ≥ f)`.
     pub p: f64,
+    /// The Greenhouse-Geisser estimate of sphericity, `1/(k − 1) ≤ ε ≤ 1`.
+    pub gg_epsilon: f64,
+    /// `P(F ≥ f)` with both degrees of freedom multiplied by `gg_epsilon`.
+    pub p_gg: f64,
 }
 
 /// The repeated-measures ANOVA of `rows` (one per participant, one value per
@@ -183,6 +194,7 @@ pub fn rm_anova(rows: &[Vec<f64>]) -> Option<Anova> {
     let ms_conditions = ss_conditions / df_conditions as f64;
     let ms_error = ss_error / df_error as f64;
     let f = ms_conditions / ms_error;
+    let gg_epsilon = greenhouse_geisser(&complete, &means);
     Some(Anova {
         subjects: n,
         conditions: k,
@@ -196,7 +208,51 @@ pub fn rm_anova(rows: &[Vec<f64>]) -> Option<Anova> {
         ms_error,
         f,
         p: f_sf(f, df_conditions as f64, df_error as f64),
+        gg_epsilon,
+        p_gg: f_sf(
+            f,
+            gg_epsilon * df_conditions as f64,
+            gg_epsilon * df_error as f64,
+        ),
     })
+}
+
+/// The Greenhouse-Geisser epsilon of complete `rows` whose column means are
+/// `means`: from the conditions' sample covariance matrix `S`, double-centred
+/// (`S*ᵢⱼ = Sᵢⱼ − S̄ᵢ. − S̄.ⱼ + S̄..`), `tr(S*)² / ((k − 1) Σ S*ᵢⱼ²)`. The
+/// covariance's `1/(n − 1)` cancels in the ratio, so cross-products suffice.
+fn greenhouse_geisser(rows: &[&Vec<f64>], means: &[f64]) -> f64 {
+    let k = means.len();
+    let mut s = vec![0.0; k * k];
+    for r in rows {
+        for i in 0..k {
+            for j in 0..k {
+                s[i * k + j] += (r[i] - means[i]) * (r[j] - means[j]);
+            }
+        }
+    }
+    let kf = k as f64;
+    // S is symmetric, so its row means are its column means.
+    let row: Vec<f64> = (0..k)
+        .map(|i| s[i * k..(i + 1) * k].iter().sum::<f64>() / kf)
+        .collect();
+    let all = row.iter().sum::<f64>() / kf;
+    let (mut trace, mut squares) = (0.0, 0.0);
+    for i in 0..k {
+        for j in 0..k {
+            let c = s[i * k + j] - row[i] - row[j] + all;
+            squares += c * c;
+            if i == j {
+                trace += c;
+            }
+        }
+    }
+    if squares == 0.0 {
+        // Every participant differs from the means by a constant: no error
+        // variance at all, so nothing departs from sphericity to correct.
+        return 1.0;
+    }
+    trace * trace / ((kf - 1.0) * squares)
 }
 
 /// One pair of Tukey's HSD.
@@ -320,6 +376,59 @@ mod tests {
         assert!(close(a.f, 18.0, 1e-12));
         assert!(close(a.p, 7f64.powi(-3), 1e-13), "{a:?}");
         assert!(rm_anova(&[vec![1.0, 2.0]]).is_none());
+    }
+
+    #[test]
+    fn greenhouse_geisser_worked_examples() {
+        // study(): deviations from the condition means (4, 6, 8) are 0, (-1,
+        // -1, 1), (1, 1, -1) and 0, so the cross-product matrix is 2·M with
+        // M = [[1, 1, -1], [1, 1, -1], [-1, -1, 1]]. M's row (= column) means
+        // are 1/3, 1/3, -1/3 and its grand mean 1/9; double-centred, M* =
+        // (4/9)·v·vᵀ with v = (1, 1, -2): rank one, the worst case. tr(M*) =
+        // 24/9, Σ M*ᵢⱼ² = 576/81 = tr², so ε = tr² / (2·Σ) = 1/2 = 1/(k − 1).
+        // F = 18 on (2ε, 6ε) = (1, 3) degrees of freedom is T² with T ~
+        // t(3), whose CDF is 1/2 + (1/π)(u/(1 + u²) + atan u), u = t/√3:
+        // at t = √18, u = √6, so p = 1 − (2/π)(√6/7 + atan √6) = 0.0246.
+        let a = rm_anova(&study()).unwrap();
+        assert!(close(a.gg_epsilon, 0.5, 1e-12), "{a:?}");
+        let u = 6f64.sqrt();
+        let p = 1.0 - 2.0 / std::f64::consts::PI * (u / 7.0 + u.atan());
+        assert!(close(a.p_gg, p, 1e-10), "{} vs {p}", a.p_gg);
+        assert!(a.p_gg > a.p);
+
+        // Deviations e1, e2, e3 and (-1, -1, -1) from the means (4, 6, 8):
+        // cross-products I + J (J all ones), compound symmetry. Double-
+        // centred it is I − J/3: trace 2, Σ squares 3·(4/9) + 6·(1/9) = 2,
+        // ε = 4 / (2·2) = 1, and the corrected p is the uncorrected one.
+        let spherical = vec![
+            vec![5.0, 6.0, 8.0],
+            vec![4.0, 7.0, 8.0],
+            vec![4.0, 6.0, 9.0],
+            vec![3.0, 5.0, 7.0],
+        ];
+        let a = rm_anova(&spherical).unwrap();
+        assert!(close(a.gg_epsilon, 1.0, 1e-12), "{a:?}");
+        assert!(close(a.p_gg, a.p, 1e-12));
+
+        // Two conditions: one difference, so sphericity holds by definition.
+        let a = rm_anova(&[vec![1.0, 3.0], vec![2.0, 2.5], vec![4.0, 7.0]]).unwrap();
+        assert!(close(a.gg_epsilon, 1.0, 1e-12), "{a:?}");
+        assert!(close(a.p_gg, a.p, 1e-12));
+
+        // Any data: within the bounds.
+        let mut x = 7u64;
+        let mut next = || {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (x >> 33) as f64 / (1u64 << 31) as f64
+        };
+        for k in 3..7 {
+            let rows: Vec<Vec<f64>> = (0..k + 2)
+                .map(|_| (0..k).map(|j| j as f64 + 3.0 * next()).collect())
+                .collect();
+            let e = rm_anova(&rows).unwrap().gg_epsilon;
+            let low = 1.0 / (k as f64 - 1.0);
+            assert!((low..=1.0).contains(&e), "k {k}: {e}");
+        }
     }
 
     #[test]

@@ -403,12 +403,15 @@ impl Report {
             if let Some(a) = &m.anova {
                 let _ = writeln!(
                     out,
-                    "repeated-measures ANOVA ({} participants): F({}, {}) = {}, p = {}",
+                    "repeated-measures ANOVA ({} participants): F({}, {}) = {}, p = {} \
+                     (Greenhouse-Geisser epsilon {}, corrected p = {})",
                     a.subjects,
                     a.df_conditions,
                     a.df_error,
                     num(a.f, 3),
-                    pval(a.p)
+                    pval(a.p),
+                    num(a.gg_epsilon, 3),
+                    pval(a.p_gg)
                 );
                 let pairs: Vec<String> = m
                     .tukey
