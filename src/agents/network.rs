@@ -70,8 +70,13 @@ pub struct PolicyAgent<E: Evaluator> {
     /// Keep the distribution each action was sampled from ([`Agent::internals`]).
     record: bool,
     last_dist: FlatDist,
-    /// The goal head's most likely block per cell at the last move.
-    goal: Option<Vec<u8>>,
+    /// The distribution the last action was sampled from (unnormalised,
+    /// masked, at the temperature), kept for [`Agent::explain`]; `None` when
+    /// no action was valid.
+    last_weights: Option<Vec<f64>>,
+    /// The goal head's logits at the last move, if the network answered with
+    /// them.
+    goal_logits: Option<Vec<f32>>,
     /// What the other players said, as bans on its choices.
     chat: Conversation,
 }
@@ -96,7 +101,8 @@ impl<E: Evaluator> PolicyAgent<E> {
             times: MoveTimes::default(),
             record: false,
             last_dist: FlatDist::default(),
-            goal: None,
+            last_weights: None,
+            goal_logits: None,
             chat: Conversation::new(
                 FlatLayout::new(env_config.world_size, env_config.abilities),
                 ConversationConfig::default(),
@@ -131,7 +137,8 @@ where
         self.rng = StdRng::seed_from_u64(seed);
         self.state = self.evaluator.initial_state();
         self.prev_action = 0;
-        self.goal = None;
+        self.last_weights = None;
+        self.goal_logits = None;
         self.chat.reset();
     }
 
@@ -149,7 +156,8 @@ where
     }
 
     fn goal_belief(&self) -> Option<Vec<u8>> {
-        self.goal.clone()
+        let logits = self.goal_logits.as_deref()?;
+        Some(super::goal_argmax(logits, self.layout.size().num_cells()))
     }
 
     fn act(&mut self, obs: &Observation) -> Action {
@@ -201,12 +209,14 @@ where
             None => 0,
         };
         if self.record {
-            self.last_dist = weights.map_or_else(FlatDist::default, |w| FlatDist::from_weights(&w));
+            self.last_dist = weights
+                .as_deref()
+                .map_or_else(FlatDist::default, FlatDist::from_weights);
         }
-        self.goal = answer
-            .goal_logits
-            .as_deref()
-            .map(|l| super::goal_argmax(l, self.layout.size().num_cells()));
+        // Kept as they are (moved, not copied); the explanation and the goal
+        // belief are worked out from them only when asked for.
+        self.last_weights = weights;
+        self.goal_logits = answer.goal_logits;
         self.state = answer.state;
         self.prev_action = flat;
         self.times.record(started.elapsed());
@@ -231,6 +241,56 @@ where
             Internals::None
         }
     }
+
+    /// The most probable actions of the distribution the last action was
+    /// drawn from (the masked policy at the agent's temperature, so what the
+    /// agent was likely to do), and the goal head's belief when the network
+    /// answered with one. A human model in the person's seat thereby shows
+    /// the move it predicts the person makes.
+    fn explain(&self) -> Option<Explanation> {
+        let weights = self.last_weights.as_deref()?;
+        let cells = self.layout.size().num_cells();
+        let (goal, goal_confidence) = self
+            .goal_logits
+            .as_deref()
+            .map(|l| goal_with_confidence(l, cells))
+            .unzip();
+        Some(Explanation {
+            goal,
+            goal_confidence,
+            top: most_probable(weights, TOP_ACTIONS)
+                .into_iter()
+                .filter_map(|(flat, probability)| {
+                    Some(Considered {
+                        action: self.layout.action(flat).ok()?,
+                        visits: None,
+                        probability,
+                    })
+                })
+                .collect(),
+            other_next: None,
+        })
+    }
+}
+
+/// The `n` most probable entries of unnormalised `weights` with their
+/// probabilities, most first (ties by index); zero weights never.
+fn most_probable(weights: &[f64], n: usize) -> Vec<(usize, f32)> {
+    let total: f64 = weights.iter().sum();
+    let mut best: Vec<(usize, f64)> = Vec::with_capacity(n + 1);
+    for (i, &w) in weights.iter().enumerate() {
+        if w <= 0.0 || (best.len() == n && best.last().is_some_and(|b| b.1 >= w)) {
+            continue;
+        }
+        // Kept sorted; a strictly heavier weight goes before equal ones, so
+        // ties keep the lower index first.
+        let at = best.partition_point(|b| b.1 >= w);
+        best.insert(at, (i, w));
+        best.truncate(n);
+    }
+    best.into_iter()
+        .map(|(i, w)| (i, (w / total) as f32))
+        .collect()
 }
 
 /// Plans each move with [`Search`].
@@ -533,6 +593,66 @@ mod tests {
             assert!(!env.goal().id_at(action.location).is_air());
             env.step(&[Action::NOOP, action]).unwrap();
         }
+    }
+
+    #[test]
+    fn policy_agent_explains_its_most_probable_actions() {
+        let env = env();
+        let mut agent = PolicyAgent::new(Oracle::new(), &config(), false, 1.0);
+        agent.reset(0);
+        assert!(agent.explain().is_none(), "nothing before its first move");
+        agent.record_internals(true);
+        let obs = observe(&env, 1);
+        let acted = agent.try_act(&obs).unwrap();
+        let e = agent.explain().expect("an explanation after a move");
+        assert_eq!(e.top.len(), TOP_ACTIONS);
+        // The policy-only query gets no goal head, and a sampler has no
+        // model of the other player.
+        assert!(e.goal.is_none() && e.goal_confidence.is_none() && e.other_next.is_none());
+        let Internals::Distribution(dist) = agent.internals() else {
+            panic!("recording")
+        };
+        let layout = FlatLayout::new(config().world_size, config().abilities);
+        let best = (0..dist.space_len())
+            .map(|i| dist.prob(i))
+            .fold(0.0, f64::max);
+        assert!((f64::from(e.top[0].probability) - best).abs() < 1e-6);
+        for (i, c) in e.top.iter().enumerate() {
+            // Each is an action the oracle's policy wants, at the probability
+            // the agent sampled it with, most probable first.
+            assert_eq!(c.visits, None);
+            assert_eq!(c.action.kind, ActionType::PlaceBlock);
+            assert!(!env.goal().id_at(c.action.location).is_air());
+            let flat = layout.flat(c.action).unwrap();
+            assert!((f64::from(c.probability) - dist.prob(flat)).abs() < 1e-6);
+            if i > 0 {
+                assert!(c.probability <= e.top[i - 1].probability);
+            }
+        }
+        assert!(dist.prob(layout.flat(acted).unwrap()) > 0.0);
+        // Recorded as the view reads it: no visits (-1), probability × 1000.
+        let record = crate::recording::ExplainRecord::of(&e, config().world_size);
+        assert_eq!(record.top.len(), TOP_ACTIONS);
+        assert_eq!(record.top[0][5], -1);
+        assert_eq!(
+            record.top[0][6],
+            (e.top[0].probability * 1000.0).round() as i64
+        );
+        agent.reset(1);
+        assert!(agent.explain().is_none(), "forgotten on reset");
+    }
+
+    #[test]
+    fn most_probable_keeps_the_heaviest_in_order() {
+        // Total 9: 3/9, 3/9 (the lower index first), then 2/9; the zero
+        // weight and the lightest are dropped.
+        let top = most_probable(&[1.0, 3.0, 0.0, 3.0, 2.0], 3);
+        let indices: Vec<usize> = top.iter().map(|t| t.0).collect();
+        assert_eq!(indices, [1, 3, 4]);
+        assert!((top[0].1 - 1.0 / 3.0).abs() < 1e-7);
+        assert!((top[2].1 - 2.0 / 9.0).abs() < 1e-7);
+        assert_eq!(most_probable(&[0.0, 5.0], 3), [(1, 1.0)]);
+        assert!(most_probable(&[0.0; 4], 2).is_empty());
     }
 
     fn sample_masked(logits: &[f32], mask: &[bool], t: f32, rng: &mut StdRng) -> usize {

@@ -145,12 +145,14 @@ function goalVertices() {
   return out;
 }
 
-// ---- Overlays from a recorded explanation (the first player that has one).
-function explanation() {
-  if (shown === 0) return null;
+// ---- Overlays from the recorded explanations: every player that gave one
+// (an assistant's plans and a human model's predicted moves side by side).
+function explanations() {
+  if (shown === 0) return [];
   const list = scene.frames[shown - 1].explain || [];
-  for (let p = 0; p < list.length; p++) if (list[p]) return [p, list[p]];
-  return null;
+  const out = [];
+  for (let p = 0; p < list.length; p++) if (list[p]) out.push([p, list[p]]);
+  return out;
 }
 
 function bytes(b64) {
@@ -163,9 +165,11 @@ function bytes(b64) {
 // Blue (unsure) to red (sure).
 function heat(c) { return [c, 0.25, 1 - c]; }
 
+// The goal belief of the first player that has one: two beliefs drawn in the
+// same cells could not be told apart.
 function beliefVertices() {
-  const e = explanation();
-  if (!e || !e[1].goal || !e[1].goal_confidence) return [];
+  const e = explanations().find(([, x]) => x.goal && x.goal_confidence);
+  if (!e) return [];
   const goal = bytes(e[1].goal), conf = bytes(e[1].goal_confidence);
   const out = [];
   const [w, h, d] = scene.size;
@@ -181,43 +185,46 @@ function beliefVertices() {
 }
 
 function planVertices() {
-  const e = explanation();
-  if (!e) return [];
   const out = [];
-  for (const [type, x, y, z] of e[1].top || []) {
-    if (type !== 1 && type !== 2) continue;
-    pushBox(out, x + 0.3, y + 0.3, z + 0.3, 0.4, 0.4, 0.4, type === 1 ? [0.1, 0.9, 0.2] : [0.95, 0.1, 0.1]);
-  }
-  const next = e[1].other_next;
-  if (next && (next[0] === 1 || next[0] === 2)) {
-    pushBox(out, next[1] + 0.35, next[2] + 0.35, next[3] + 0.35, 0.3, 0.3, 0.3, [0.75, 0.2, 0.9]);
+  for (const [, x] of explanations()) {
+    for (const [type, bx, by, bz] of x.top || []) {
+      if (type !== 1 && type !== 2) continue;
+      pushBox(out, bx + 0.3, by + 0.3, bz + 0.3, 0.4, 0.4, 0.4, type === 1 ? [0.1, 0.9, 0.2] : [0.95, 0.1, 0.1]);
+    }
+    const next = x.other_next;
+    if (next && (next[0] === 1 || next[0] === 2)) {
+      pushBox(out, next[1] + 0.35, next[2] + 0.35, next[3] + 0.35, 0.3, 0.3, 0.3, [0.75, 0.2, 0.9]);
+    }
   }
   return out;
 }
 
 function showExplanation() {
-  const e = explanation();
+  const all = explanations();
   ui.explain.replaceChildren();
-  if (!e) { ui.explain.textContent = "(none recorded at this step)"; return; }
-  const [p, x] = e;
+  if (all.length === 0) { ui.explain.textContent = "(none recorded at this step)"; return; }
   const name = (a) => {
     const block = scene.block_names[a[4]] || a[4];
     return a[0] === 1 ? `place ${block} at (${a[1]}, ${a[2]}, ${a[3]})`
       : a[0] === 2 ? `break (${a[1]}, ${a[2]}, ${a[3]})` : TYPE_NAMES[a[0]] || `type ${a[0]}`;
   };
-  const head = document.createElement("div");
-  head.textContent = `player ${p} weighed:`;
-  ui.explain.append(head);
-  for (const a of x.top || []) {
-    const row = document.createElement("div");
-    const visits = a[5] >= 0 ? `${a[5]} visits, ` : "";
-    row.textContent = `${name(a)}: ${visits}p ${(a[6] / 1000).toFixed(2)}`;
-    ui.explain.append(row);
-  }
-  if (x.other_next) {
-    const row = document.createElement("div");
-    row.textContent = `expects the other player to ${name(x.other_next)}`;
-    ui.explain.append(row);
+  for (const [p, x] of all) {
+    const head = document.createElement("div");
+    // A sampling agent (no visits) reports its policy's likeliest moves.
+    const searched = (x.top || []).some((a) => a[5] >= 0);
+    head.textContent = searched || !(x.top || []).length ? `player ${p} weighed:` : `player ${p} likely moves:`;
+    ui.explain.append(head);
+    for (const a of x.top || []) {
+      const row = document.createElement("div");
+      const visits = a[5] >= 0 ? `${a[5]} visits, ` : "";
+      row.textContent = `${name(a)}: ${visits}p ${(a[6] / 1000).toFixed(2)}`;
+      ui.explain.append(row);
+    }
+    if (x.other_next) {
+      const row = document.createElement("div");
+      row.textContent = `expects the other player to ${name(x.other_next)}`;
+      ui.explain.append(row);
+    }
   }
 }
 
