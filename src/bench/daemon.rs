@@ -103,6 +103,7 @@ pub fn measure(bench: &DaemonBench) -> Result<DaemonLatencies, DaemonBenchError>
         timeouts: malmo_bridge::agent::Timeouts::default(),
         episode_id: "bench-daemon".into(),
         start_from: None,
+        origin: serde_json::Map::new(),
     };
     let factory = Arc::new(StandardAgents::with_network(Arc::new(ServiceAgents::new(
         DeviceChoice::Cpu,

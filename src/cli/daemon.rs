@@ -440,6 +440,7 @@ fn run(
         },
         episode_id,
         start_from: None,
+        origin: serde_json::Map::new(),
     };
     // The loop and the two runtime workers count as two busy threads.
     super::torch_threads::apply(common.torch_threads, common.device, 2);

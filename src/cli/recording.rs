@@ -526,6 +526,7 @@ fn replay_in_minecraft(rec: &Recording, args: &ReplayArgs) -> anyhow::Result<u8>
         timeouts: malmo_bridge::agent::Timeouts::default(),
         episode_id,
         start_from: None,
+        origin: serde_json::Map::new(),
     };
     let settings = replay_settings(rec, base)?;
     println!(

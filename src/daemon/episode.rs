@@ -129,6 +129,12 @@ pub struct EpisodeSettings {
     /// Start from this goal and state (a recording's start) instead of a
     /// generated goal.
     pub start_from: Option<(Blocks, EnvState)>,
+    /// What the caller knows of where the episode belongs (a study session:
+    /// the study, participant, session and condition), written into the
+    /// recording header's `source.origin` beside the daemon's `seed`, so that
+    /// a file says what it was recorded for wherever it is moved. Empty: the
+    /// seed alone.
+    pub origin: serde_json::Map<String, serde_json::Value>,
 }
 
 /// Why an episode could not run.
@@ -326,7 +332,7 @@ pub async fn run_episode(
         Source {
             kind: settings.mode.source_kind(),
             description: Some(describe(&settings)),
-            origin: Some(serde_json::json!({ "seed": settings.seed })),
+            origin: Some(serde_json::Value::Object(origin(&settings))),
         },
         entries,
         SnapshotMode::Changes,
@@ -621,6 +627,14 @@ pub enum ReplayError {
         /// What is wrong.
         message: String,
     },
+}
+
+/// The header's `source.origin`: the caller's entries and the seed. The seed
+/// is the one the daemon used, so it is written last, over any caller's.
+fn origin(settings: &EpisodeSettings) -> serde_json::Map<String, serde_json::Value> {
+    let mut origin = settings.origin.clone();
+    origin.insert("seed".into(), settings.seed.into());
+    origin
 }
 
 /// The episode that replays `recording` in Minecraft: the recorded goal and

@@ -257,6 +257,8 @@ pub struct NextSession {
     pub record: SessionRecord,
     /// The participant's folder.
     pub dir: PathBuf,
+    /// The study's folder.
+    pub study_dir: PathBuf,
     /// How many sessions the participant has in all.
     pub of: usize,
     /// Why it is run again, if it is (the earlier try that did not finish).
@@ -383,6 +385,7 @@ pub fn next(dir: &Path, study: &Study, participant: &str) -> Result<NextSession,
             spec,
             record,
             dir: pdir,
+            study_dir: dir.to_owned(),
             of,
             rerun,
         });
@@ -530,7 +533,46 @@ pub fn episode_settings(
         },
         episode_id,
         start_from: None,
+        origin: origin(study, next),
     })
+}
+
+/// What the recording's header says of the session it was recorded for: the
+/// study (its folder's name, creation time and seed; together they tell one
+/// study from another), the participant, the session's index and attempt,
+/// its blinded name and its condition as the study file defines it (the
+/// assistant spec and its index; `practice` for the practice round). The
+/// `participant` and `condition` keys are those `mbag dataset` files
+/// episodes under.
+fn origin(study: &Study, next: &NextSession) -> serde_json::Map<String, serde_json::Value> {
+    let spec = &next.spec;
+    let folder = next
+        .study_dir
+        .canonicalize()
+        .unwrap_or_else(|_| next.study_dir.clone());
+    let condition = match spec.condition {
+        Some(c) => study.conditions[c].assistant.clone(),
+        None => "practice".to_owned(),
+    };
+    let study_id = serde_json::json!({
+        "folder": folder.file_name().map(|n| n.to_string_lossy().into_owned()),
+        "created": study.created,
+        "seed": study.seed,
+    });
+    [
+        ("study", study_id),
+        ("participant", next.record.participant.clone().into()),
+        ("session", spec.index.into()),
+        ("sessions", next.of.into()),
+        ("attempt", (next.record.attempts.len() + 1).into()),
+        ("label", spec.label.clone().into()),
+        ("condition", condition.into()),
+        ("condition_index", spec.condition.into()),
+        ("goals", spec.goals.clone().into()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
 }
 
 #[cfg(test)]

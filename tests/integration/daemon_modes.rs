@@ -77,6 +77,7 @@ pub(super) fn settings(
         },
         episode_id: format!("{mode:?}-test").to_lowercase(),
         start_from: None,
+        origin: serde_json::Map::new(),
     }
 }
 

@@ -247,6 +247,50 @@ fn a_simulated_study_runs_surveys_and_reports() {
     assert!(!past.status.success());
     assert!(String::from_utf8_lossy(&past.stderr).contains("completed all 4 sessions"));
 
+    // Each recording's header says which study session it was recorded for.
+    let origin = |participant: &str, index: usize| -> (Value, Value) {
+        let sidecar = dir
+            .join("participants")
+            .join(participant)
+            .join(format!("session-{index:02}.json"));
+        let record: Value =
+            serde_json::from_str(&std::fs::read_to_string(sidecar).unwrap()).unwrap();
+        let path = dir
+            .join("participants")
+            .join(participant)
+            .join(record["recording"].as_str().unwrap());
+        let header = Recording::read(&path).unwrap().header;
+        (header.source.origin.expect("an origin"), record)
+    };
+    for id in ids {
+        for index in 0..4 {
+            let (o, record) = origin(id, index);
+            let label = record["label"].as_str().unwrap();
+            assert_eq!(o["study"]["folder"], "study", "{o}");
+            assert_eq!(o["study"]["created"], study["created"]);
+            assert_eq!(o["study"]["seed"], 2);
+            assert_eq!(o["participant"], id);
+            assert_eq!(
+                (o["session"].as_u64(), o["sessions"].as_u64()),
+                (Some(index as u64), Some(4))
+            );
+            assert_eq!(o["attempt"], 1);
+            assert_eq!(o["label"], label);
+            assert!(o["seed"].is_u64(), "the daemon's seed is kept: {o}");
+            if index == 0 {
+                assert_eq!(
+                    (o["condition"].as_str(), label),
+                    (Some("practice"), "Practice")
+                );
+                assert!(o["condition_index"].is_null());
+            } else {
+                assert_eq!(o["condition"].as_str().unwrap(), assistant_of(label), "{o}");
+                let c = o["condition_index"].as_u64().unwrap() as usize;
+                assert_eq!(conditions[c].0, label);
+            }
+        }
+    }
+
     // A crash in p04's last session: the recording loses its footer and the
     // sidecar still says running. `next` runs that session again and keeps
     // the cut recording as an attempt.
@@ -278,6 +322,7 @@ fn a_simulated_study_runs_surveys_and_reports() {
     let attempt = record["attempts"][0]["recording"].as_str().unwrap();
     assert!(p4.join(attempt).exists() && attempt.contains("attempt1"));
     assert!(Recording::read(&recording).unwrap().footer.is_some());
+    assert_eq!(origin("p04", 3).0["attempt"], 2, "the second try says so");
 
     // Surveys: each participant rates their three sessions (1-3) by blinded name.
     let browser = chromium();
