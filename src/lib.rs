@@ -32,6 +32,7 @@ pub mod daemon;
 pub mod dataset;
 pub mod eval;
 pub mod golden;
+pub mod http;
 pub mod jsonl;
 pub mod mcts;
 pub mod nn;

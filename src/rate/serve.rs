@@ -24,7 +24,7 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::watch;
 
 use super::RateError;
 use super::answer::{Answer, AnswerForm, Choice, Factor, MIN_JUSTIFICATION, Rater};
@@ -77,36 +77,22 @@ struct Server {
 }
 
 /// Serves the rating page on `listener` until `stop` turns true.
-pub async fn serve(
-    listener: TcpListener,
-    settings: ServeSettings,
-    mut stop: watch::Receiver<bool>,
-) {
+pub async fn serve(listener: TcpListener, settings: ServeSettings, stop: watch::Receiver<bool>) {
     let server = Arc::new(Server {
         settings,
         scenes: Mutex::new(Vec::new()),
     });
-    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
-    loop {
-        let Ok(permit) = slots.clone().acquire_owned().await else {
-            return;
-        };
-        tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, peer)) => {
-                    let server = server.clone();
-                    tokio::spawn(async move {
-                        if let Err(e) = connection(stream, &server).await {
-                            log::debug!("rate: {peer}: {e}");
-                        }
-                        drop(permit);
-                    });
-                }
-                Err(e) => log::warn!("rate: accepting a connection failed: {e}"),
-            },
-            _ = stop.changed() => return,
-        }
-    }
+    crate::http::accept_until_stopped(
+        "rate",
+        listener,
+        stop,
+        Some(MAX_CONNECTIONS),
+        move |stream| {
+            let server = server.clone();
+            async move { connection(stream, &server).await }
+        },
+    )
+    .await;
 }
 
 /// A request as far as this server reads it.

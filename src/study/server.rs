@@ -88,23 +88,11 @@ pub async fn bind(addr: SocketAddr) -> Result<TcpListener, StudyError> {
 }
 
 /// Serves `site` on `listener` until `stop` turns true.
-pub async fn serve(listener: TcpListener, site: SurveySite, mut stop: watch::Receiver<bool>) {
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, peer)) => {
-                    let site = site.clone();
-                    tokio::spawn(async move {
-                        if let Err(e) = connection(stream, site).await {
-                            log::debug!("survey: {peer}: {e}");
-                        }
-                    });
-                }
-                Err(e) => log::warn!("survey: accepting a connection failed: {e}"),
-            },
-            _ = stop.changed() => return,
-        }
-    }
+pub async fn serve(listener: TcpListener, site: SurveySite, stop: watch::Receiver<bool>) {
+    crate::http::accept_until_stopped("survey", listener, stop, None, move |stream| {
+        connection(stream, site.clone())
+    })
+    .await;
 }
 
 /// A request: method, path, content type and body.

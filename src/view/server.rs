@@ -116,24 +116,13 @@ pub async fn bind(addr: SocketAddr) -> Result<TcpListener, ViewError> {
 }
 
 /// Serves `shown` on `listener` until `stop` turns true.
-pub async fn serve(listener: TcpListener, shown: Shown, mut stop: watch::Receiver<bool>) {
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, peer)) => {
-                    let shown = shown.clone();
-                    let stop = stop.clone();
-                    tokio::spawn(async move {
-                        if let Err(e) = connection(stream, shown, stop).await {
-                            log::debug!("view: {peer}: {e}");
-                        }
-                    });
-                }
-                Err(e) => log::warn!("view: accepting a connection failed: {e}"),
-            },
-            _ = stop.changed() => return,
-        }
-    }
+pub async fn serve(listener: TcpListener, shown: Shown, stop: watch::Receiver<bool>) {
+    // Live followers hear `stop` too, to close their WebSockets.
+    let followers = stop.clone();
+    crate::http::accept_until_stopped("view", listener, stop, None, move |stream| {
+        connection(stream, shown.clone(), followers.clone())
+    })
+    .await;
 }
 
 /// The request's method and path, from its head (peeked, not consumed).
