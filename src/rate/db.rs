@@ -13,7 +13,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{
+    Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
+};
 
 use super::RateError;
 use super::answer::{Answer, Choice, Factor, FactorChoices, Rater, Verdict};
@@ -217,14 +219,11 @@ impl Db {
     }
 
     fn with_flags(path: &Path, flags: OpenFlags) -> Result<Self, RateError> {
-        let err = |e: rusqlite::Error| RateError::Db {
-            path: path.to_owned(),
-            message: e.to_string(),
-        };
-        let conn = Connection::open_with_flags(path, flags).map_err(err)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(err)?;
+        let err = db_error(path);
+        let conn = Connection::open_with_flags(path, flags).map_err(&err)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(&err)?;
         conn.pragma_update(None, "foreign_keys", true)
-            .map_err(err)?;
+            .map_err(&err)?;
         Ok(Self {
             conn,
             path: path.to_owned(),
@@ -232,10 +231,29 @@ impl Db {
     }
 
     fn err(&self) -> impl Fn(rusqlite::Error) -> RateError + '_ {
-        move |e| RateError::Db {
-            path: self.path.clone(),
-            message: e.to_string(),
-        }
+        db_error(&self.path)
+    }
+
+    /// Runs `work` in one transaction that takes the write lock at its start
+    /// (`BEGIN IMMEDIATE`: two writers wait for each other through the busy
+    /// timeout, where deferred ones could both read and then one fail to
+    /// write), and commits if `work` succeeds; an error rolls it all back.
+    /// `work` gets the transaction and this file's error constructor.
+    fn write<T>(
+        &mut self,
+        work: impl FnOnce(
+            &Transaction<'_>,
+            &dyn Fn(rusqlite::Error) -> RateError,
+        ) -> Result<T, RateError>,
+    ) -> Result<T, RateError> {
+        let err = db_error(&self.path);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(&err)?;
+        let value = work(&tx, &err)?;
+        tx.commit().map_err(&err)?;
+        Ok(value)
     }
 
     /// The file.
@@ -253,17 +271,7 @@ impl Db {
     /// Adds episodes to the catalogue, or updates the ones whose path is
     /// there already; returns their row ids in order. One transaction.
     pub fn upsert_episodes(&mut self, episodes: &[EpisodeInfo]) -> Result<Vec<i64>, RateError> {
-        let path = self.path.clone();
-        let err = move |e: rusqlite::Error| RateError::Db {
-            path: path.clone(),
-            message: e.to_string(),
-        };
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(&err)?;
-        let mut ids = Vec::with_capacity(episodes.len());
-        {
+        self.write(|tx, err| {
             let mut stmt = tx
                 .prepare(
                     "INSERT INTO episodes (path, episode_id, agent, goal) VALUES (?1, ?2, ?3, ?4)
@@ -271,58 +279,39 @@ impl Db {
                          agent = excluded.agent, goal = excluded.goal
                      RETURNING id",
                 )
-                .map_err(&err)?;
-            for e in episodes {
-                let id: i64 = stmt
-                    .query_row(params![e.path, e.episode_id, e.agent, e.goal], |row| {
+                .map_err(err)?;
+            episodes
+                .iter()
+                .map(|e| {
+                    stmt.query_row(params![e.path, e.episode_id, e.agent, e.goal], |row| {
                         row.get(0)
                     })
-                    .map_err(&err)?;
-                ids.push(id);
-            }
-        }
-        tx.commit().map_err(&err)?;
-        Ok(ids)
+                    .map_err(err)
+                })
+                .collect()
+        })
     }
 
     /// Every catalogued episode, by id.
     pub fn episodes(&self) -> Result<Vec<StoredEpisode>, RateError> {
         let mut stmt = self
             .conn
-            .prepare("SELECT id, path, episode_id, agent, goal FROM episodes ORDER BY id")
+            .prepare(&format!(
+                "SELECT {EPISODE_COLUMNS} FROM episodes ORDER BY id"
+            ))
             .map_err(self.err())?;
-        stmt.query_map([], |row| {
-            Ok(StoredEpisode {
-                id: row.get(0)?,
-                info: EpisodeInfo {
-                    path: row.get(1)?,
-                    episode_id: row.get(2)?,
-                    agent: row.get(3)?,
-                    goal: row.get(4)?,
-                },
-            })
-        })
-        .and_then(|rows| rows.collect())
-        .map_err(self.err())
+        stmt.query_map([], episode_row)
+            .and_then(|rows| rows.collect())
+            .map_err(self.err())
     }
 
     /// One catalogued episode.
     pub fn episode(&self, id: i64) -> Result<Option<StoredEpisode>, RateError> {
         self.conn
             .query_row(
-                "SELECT id, path, episode_id, agent, goal FROM episodes WHERE id = ?1",
+                &format!("SELECT {EPISODE_COLUMNS} FROM episodes WHERE id = ?1"),
                 [id],
-                |row| {
-                    Ok(StoredEpisode {
-                        id: row.get(0)?,
-                        info: EpisodeInfo {
-                            path: row.get(1)?,
-                            episode_id: row.get(2)?,
-                            agent: row.get(3)?,
-                            goal: row.get(4)?,
-                        },
-                    })
-                },
+                episode_row,
             )
             .optional()
             .map_err(self.err())
@@ -336,17 +325,7 @@ impl Db {
         pairs: &[(i64, i64)],
         now: f64,
     ) -> Result<Vec<i64>, RateError> {
-        let path = self.path.clone();
-        let err = move |e: rusqlite::Error| RateError::Db {
-            path: path.clone(),
-            message: e.to_string(),
-        };
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(&err)?;
-        let mut ids = Vec::with_capacity(pairs.len());
-        {
+        self.write(|tx, err| {
             let mut stmt = tx
                 .prepare(
                     "INSERT INTO comparisons
@@ -355,17 +334,18 @@ impl Db {
                      FROM episodes l, episodes r WHERE l.id = ?1 AND r.id = ?2
                      RETURNING id",
                 )
-                .map_err(&err)?;
-            for &(left, right) in pairs {
-                let id: Option<i64> = stmt
-                    .query_row(params![left, right, now], |row| row.get(0))
-                    .optional()
-                    .map_err(&err)?;
-                ids.push(id.ok_or(RateError::UnknownEpisodes { left, right })?);
-            }
-        }
-        tx.commit().map_err(&err)?;
-        Ok(ids)
+                .map_err(err)?;
+            pairs
+                .iter()
+                .map(|&(left, right)| {
+                    let id: Option<i64> = stmt
+                        .query_row(params![left, right, now], |row| row.get(0))
+                        .optional()
+                        .map_err(err)?;
+                    id.ok_or(RateError::UnknownEpisodes { left, right })
+                })
+                .collect()
+        })
     }
 
     /// Every comparison, by id, with its number of answers.
@@ -400,62 +380,51 @@ impl Db {
     /// when nothing is left for them. One transaction, so two raters asking
     /// at once get different pairs.
     pub fn next_for(&mut self, rater: &Rater, now: f64) -> Result<Option<Shown>, RateError> {
-        let path = self.path.clone();
-        let err = move |e: rusqlite::Error| RateError::Db {
-            path: path.clone(),
-            message: e.to_string(),
-        };
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(&err)?;
-        let claimed_since = now - CLAIM.as_secs_f64();
-        let next: Option<(i64, i64, i64)> = tx
-            .query_row(
-                "SELECT c.id, c.left_episode, c.right_episode FROM comparisons c
-                 WHERE NOT EXISTS (SELECT 1 FROM answers a WHERE a.comparison = c.id)
-                   AND NOT EXISTS (SELECT 1 FROM views v WHERE v.comparison = c.id
-                                   AND v.rater <> ?1 AND v.shown_at > ?2)
-                 ORDER BY EXISTS (SELECT 1 FROM views v WHERE v.comparison = c.id
-                                  AND v.rater = ?1) DESC, c.id
-                 LIMIT 1",
-                params![rater.as_str(), claimed_since],
-                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+        self.write(|tx, err| {
+            let claimed_since = now - CLAIM.as_secs_f64();
+            let next: Option<(i64, i64, i64)> = tx
+                .query_row(
+                    "SELECT c.id, c.left_episode, c.right_episode FROM comparisons c
+                     WHERE NOT EXISTS (SELECT 1 FROM answers a WHERE a.comparison = c.id)
+                       AND NOT EXISTS (SELECT 1 FROM views v WHERE v.comparison = c.id
+                                       AND v.rater <> ?1 AND v.shown_at > ?2)
+                     ORDER BY EXISTS (SELECT 1 FROM views v WHERE v.comparison = c.id
+                                      AND v.rater = ?1) DESC, c.id
+                     LIMIT 1",
+                    params![rater.as_str(), claimed_since],
+                    |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+                )
+                .optional()
+                .map_err(err)?;
+            let Some((comparison, left, right)) = next else {
+                return Ok(None);
+            };
+            tx.execute(
+                "INSERT INTO views (comparison, rater, shown_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (comparison, rater) DO NOTHING",
+                params![comparison, rater.as_str(), now],
             )
-            .optional()
-            .map_err(&err)?;
-        let Some((comparison, left, right)) = next else {
-            return Ok(None);
-        };
-        tx.execute(
-            "INSERT INTO views (comparison, rater, shown_at) VALUES (?1, ?2, ?3)
-             ON CONFLICT (comparison, rater) DO NOTHING",
-            params![comparison, rater.as_str(), now],
-        )
-        .map_err(&err)?;
-        let shown_at: f64 = tx
-            .query_row(
-                "SELECT shown_at FROM views WHERE comparison = ?1 AND rater = ?2",
-                params![comparison, rater.as_str()],
-                |row| row.get(0),
-            )
-            .map_err(&err)?;
-        let pending: i64 = tx
-            .query_row(
-                "SELECT count(*) FROM comparisons c
-                 WHERE NOT EXISTS (SELECT 1 FROM answers a WHERE a.comparison = c.id)",
-                [],
-                |row| row.get(0),
-            )
-            .map_err(&err)?;
-        tx.commit().map_err(&err)?;
-        Ok(Some(Shown {
-            comparison,
-            left,
-            right,
-            shown_at,
-            pending: pending as usize,
-        }))
+            .map_err(err)?;
+            // Just written, or kept from the first time it was shown.
+            let shown_at = shown_at(tx, comparison, rater.as_str())
+                .and_then(|s| s.ok_or(rusqlite::Error::QueryReturnedNoRows))
+                .map_err(err)?;
+            let pending: i64 = tx
+                .query_row(
+                    "SELECT count(*) FROM comparisons c
+                     WHERE NOT EXISTS (SELECT 1 FROM answers a WHERE a.comparison = c.id)",
+                    [],
+                    |row| row.get(0),
+                )
+                .map_err(err)?;
+            Ok(Some(Shown {
+                comparison,
+                left,
+                right,
+                shown_at,
+                pending: pending as usize,
+            }))
+        })
     }
 
     /// Stores `answer`, submitted at `now` (Unix seconds), in one transaction.
@@ -463,84 +432,69 @@ impl Db {
     /// same rater for the same pair is [`RateError::Conflict`] (the first
     /// stands); an unknown comparison is [`RateError::UnknownComparison`].
     pub fn save_answer(&mut self, answer: &Answer, now: f64) -> Result<Saved, RateError> {
-        let path = self.path.clone();
-        let err = move |e: rusqlite::Error| RateError::Db {
-            path: path.clone(),
-            message: e.to_string(),
-        };
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(&err)?;
-        let known: bool = tx
-            .query_row(
-                "SELECT EXISTS (SELECT 1 FROM comparisons WHERE id = ?1)",
-                [answer.comparison],
-                |row| row.get(0),
+        self.write(|tx, err| {
+            let known: bool = tx
+                .query_row(
+                    "SELECT EXISTS (SELECT 1 FROM comparisons WHERE id = ?1)",
+                    [answer.comparison],
+                    |row| row.get(0),
+                )
+                .map_err(err)?;
+            if !known {
+                return Err(RateError::UnknownComparison(answer.comparison));
+            }
+            let before = tx
+                .query_row(
+                    "SELECT overall, built_more, broke_fewer, helped_more, human_like, justification
+                     FROM answers WHERE comparison = ?1 AND rater = ?2",
+                    params![answer.comparison, answer.rater.as_str()],
+                    |row| {
+                        Ok([
+                            row.get::<_, String>(0)?,
+                            row.get(1)?,
+                            row.get(2)?,
+                            row.get(3)?,
+                            row.get(4)?,
+                            row.get(5)?,
+                        ])
+                    },
+                )
+                .optional()
+                .map_err(err)?;
+            if let Some(before) = before {
+                return if before == columns(answer) {
+                    Ok(Saved::Already)
+                } else {
+                    Err(RateError::Conflict {
+                        comparison: answer.comparison,
+                        rater: answer.rater.as_str().to_owned(),
+                    })
+                };
+            }
+            let shown_at = shown_at(tx, answer.comparison, answer.rater.as_str()).map_err(err)?;
+            let seconds = shown_at.map(|s| (now - s).max(0.0));
+            let [overall, built, broke, helped, human, justification] = columns(answer);
+            tx.execute(
+                "INSERT INTO answers (comparison, rater, overall, built_more, broke_fewer,
+                     helped_more, human_like, justification, shown_at, submitted_at, seconds)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                params![
+                    answer.comparison,
+                    answer.rater.as_str(),
+                    overall,
+                    built,
+                    broke,
+                    helped,
+                    human,
+                    justification,
+                    shown_at,
+                    now,
+                    seconds
+                ],
             )
-            .map_err(&err)?;
-        if !known {
-            return Err(RateError::UnknownComparison(answer.comparison));
-        }
-        let before = tx
-            .query_row(
-                "SELECT overall, built_more, broke_fewer, helped_more, human_like, justification
-                 FROM answers WHERE comparison = ?1 AND rater = ?2",
-                params![answer.comparison, answer.rater.as_str()],
-                |row| {
-                    Ok([
-                        row.get::<_, String>(0)?,
-                        row.get(1)?,
-                        row.get(2)?,
-                        row.get(3)?,
-                        row.get(4)?,
-                        row.get(5)?,
-                    ])
-                },
-            )
-            .optional()
-            .map_err(&err)?;
-        if let Some(before) = before {
-            return if before == columns(answer) {
-                Ok(Saved::Already)
-            } else {
-                Err(RateError::Conflict {
-                    comparison: answer.comparison,
-                    rater: answer.rater.as_str().to_owned(),
-                })
-            };
-        }
-        let shown_at: Option<f64> = tx
-            .query_row(
-                "SELECT shown_at FROM views WHERE comparison = ?1 AND rater = ?2",
-                params![answer.comparison, answer.rater.as_str()],
-                |row| row.get(0),
-            )
-            .optional()
-            .map_err(&err)?;
-        let seconds = shown_at.map(|s| (now - s).max(0.0));
-        let [overall, built, broke, helped, human, justification] = columns(answer);
-        tx.execute(
-            "INSERT INTO answers (comparison, rater, overall, built_more, broke_fewer,
-                 helped_more, human_like, justification, shown_at, submitted_at, seconds)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-            params![
-                answer.comparison,
-                answer.rater.as_str(),
-                overall,
-                built,
-                broke,
-                helped,
-                human,
-                justification,
-                shown_at,
-                now,
-                seconds
-            ],
-        )
-        .map_err(&err)?;
-        tx.commit().map_err(&err)?;
-        Ok(Saved::New { seconds })
+            .map_err(err)?;
+            Ok(Saved::New { seconds })
+        })
     }
 
     /// Every answer in the order they were submitted (ties by id): the order
@@ -587,6 +541,40 @@ impl Db {
         .and_then(|rows| rows.collect())
         .map_err(self.err())
     }
+}
+
+/// The error of a failed SQLite call on the database at `path`.
+fn db_error(path: &Path) -> impl Fn(rusqlite::Error) -> RateError + '_ {
+    move |e| RateError::Db {
+        path: path.to_owned(),
+        message: e.to_string(),
+    }
+}
+
+/// The columns of `episodes` that [`episode_row`] reads, in its order.
+const EPISODE_COLUMNS: &str = "id, path, episode_id, agent, goal";
+
+/// A catalogued episode from a row of [`EPISODE_COLUMNS`].
+fn episode_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredEpisode> {
+    Ok(StoredEpisode {
+        id: row.get(0)?,
+        info: EpisodeInfo {
+            path: row.get(1)?,
+            episode_id: row.get(2)?,
+            agent: row.get(3)?,
+            goal: row.get(4)?,
+        },
+    })
+}
+
+/// When `comparison` was first shown to `rater`, if it was.
+fn shown_at(tx: &Transaction<'_>, comparison: i64, rater: &str) -> rusqlite::Result<Option<f64>> {
+    tx.query_row(
+        "SELECT shown_at FROM views WHERE comparison = ?1 AND rater = ?2",
+        params![comparison, rater],
+        |row| row.get(0),
+    )
+    .optional()
 }
 
 /// An answer's stored columns (verdict, factors, justification).
