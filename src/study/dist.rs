@@ -75,9 +75,26 @@ fn gamma_series(a: f64, x: f64) -> f64 {
     sum * (-x + a * x.ln() - ln_gamma(a)).exp()
 }
 
+/// Lentz's floor: a zero denominator of a continued fraction is replaced by
+/// this, so that its ratios stay finite.
+const TINY: f64 = 1e-300;
+
+/// `v`, or [`TINY`] where `v` is (nearly) zero.
+fn floored(v: f64) -> f64 {
+    if v.abs() < TINY { TINY } else { v }
+}
+
+/// One term `a / (b + ...)` of a continued fraction by Lentz's method: updates
+/// the ratios `c` and `d` and returns the factor `d·c` that multiplies the
+/// value so far (1 once it has converged).
+fn lentz_step(a: f64, b: f64, c: &mut f64, d: &mut f64) -> f64 {
+    *d = 1.0 / floored(b + a * *d);
+    *c = floored(b + a / *c);
+    *d * *c
+}
+
 /// `Q(a, x)` by Lentz's method on Legendre's continued fraction.
 fn gamma_continued_fraction(a: f64, x: f64) -> f64 {
-    const TINY: f64 = 1e-300;
     let mut b = x + 1.0 - a;
     let mut c = 1.0 / TINY;
     let mut d = 1.0 / b;
@@ -85,16 +102,7 @@ fn gamma_continued_fraction(a: f64, x: f64) -> f64 {
     for i in 1..1000 {
         let an = -(i as f64) * (i as f64 - a);
         b += 2.0;
-        d = an * d + b;
-        if d.abs() < TINY {
-            d = TINY;
-        }
-        c = b + an / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
-        let delta = d * c;
+        let delta = lentz_step(an, b, &mut c, &mut d);
         h *= delta;
         if (delta - 1.0).abs() < 1e-16 {
             break;
@@ -121,42 +129,20 @@ pub fn beta_inc(a: f64, b: f64, x: f64) -> f64 {
     }
 }
 
-/// The continued fraction of `I_x(a, b)` (Lentz's method).
+/// The continued fraction of `I_x(a, b)` (Lentz's method): its terms come
+/// in pairs, an even and an odd one, both with denominators 1.
 fn beta_continued_fraction(a: f64, b: f64, x: f64) -> f64 {
-    const TINY: f64 = 1e-300;
     let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
     let mut c = 1.0;
-    let mut d = 1.0 - qab * x / qap;
-    if d.abs() < TINY {
-        d = TINY;
-    }
-    d = 1.0 / d;
+    let mut d = 1.0 / floored(1.0 - qab * x / qap);
     let mut h = d;
     for m in 1..10_000 {
         let m = m as f64;
         let m2 = 2.0 * m;
-        let aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < TINY {
-            d = TINY;
-        }
-        c = 1.0 + aa / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
-        h *= d * c;
-        let aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < TINY {
-            d = TINY;
-        }
-        c = 1.0 + aa / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
-        let delta = d * c;
+        let even = m * (b - m) * x / ((qam + m2) * (a + m2));
+        h *= lentz_step(even, 1.0, &mut c, &mut d);
+        let odd = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+        let delta = lentz_step(odd, 1.0, &mut c, &mut d);
         h *= delta;
         if (delta - 1.0).abs() < 1e-16 {
             break;
