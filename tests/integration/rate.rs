@@ -8,13 +8,12 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mbag::rate::answer::{Answer, AnswerForm, Choice, Verdict};
 use mbag::rate::db::Db;
 use mbag::rate::episode::EpisodeInfo;
 use serde_json::{Value, json};
-use tungstenite::{Message, WebSocket};
 
 fn mbag(args: &[&str]) -> std::process::Output {
     let out = Command::new(env!("CARGO_BIN_EXE_mbag"))
@@ -143,160 +142,22 @@ impl Drop for Server {
     }
 }
 
-use super::browser::chromium;
+use super::browser::{Browser, Cdp, chromium};
 
-/// Headless Chromium with its DevTools endpoint; killed on drop.
-struct Browser {
-    child: Child,
-    /// The browser-wide DevTools WebSocket, as Chromium printed it.
-    ws: String,
-    _profile: tempfile::TempDir,
-}
-
-impl Browser {
-    fn launch(path: &Path) -> Self {
-        let profile = tempfile::tempdir().unwrap();
-        let mut child = Command::new(path)
-            .args([
-                "--headless=new",
-                "--no-sandbox",
-                "--remote-debugging-port=0",
-                "--disable-gpu",
-                "--use-angle=swiftshader",
-                "--enable-unsafe-swiftshader",
-                "--no-first-run",
-                "--window-size=1400,1200",
-            ])
-            .arg(format!("--user-data-dir={}", profile.path().display()))
-            .arg("about:blank")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("starting chromium");
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let ws = lines
-            .by_ref()
-            .map_while(Result::ok)
-            .find_map(|l| {
-                l.strip_prefix("DevTools listening on ")
-                    .map(|u| u.trim().to_owned())
-            })
-            .expect("chromium prints its DevTools address");
-        // Keep reading, so that a chatty browser never blocks on a full pipe.
-        std::thread::spawn(move || lines.map_while(Result::ok).for_each(drop));
-        Self {
-            child,
-            ws,
-            _profile: profile,
-        }
+/// Fills in the rating form as a person would: clicks each choice, types the
+/// justification into the text box, presses Submit.
+fn answer(page: &mut Cdp, choices: &[(&str, &str)], justification: &str) {
+    for (name, value) in choices {
+        let selector = format!("input[name=\"{name}\"][value=\"{value}\"]");
+        page.click(&selector);
+        let checked = page.eval(&format!(
+            "document.querySelector({}).checked",
+            json!(selector)
+        ));
+        assert_eq!(checked, json!(true), "{name}={value}");
     }
-
-    /// A new tab: made through the browser-wide endpoint, then driven
-    /// through its own (`/devtools/page/ID` on the same host).
-    fn new_page(&self) -> Cdp {
-        let mut browser = Cdp::connect(&self.ws);
-        let target = browser.call("Target.createTarget", json!({ "url": "about:blank" }));
-        let id = target["targetId"].as_str().unwrap();
-        let host = self
-            .ws
-            .trim_start_matches("ws://")
-            .split('/')
-            .next()
-            .unwrap();
-        Cdp::connect(&format!("ws://{host}/devtools/page/{id}"))
-    }
-}
-
-impl Drop for Browser {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// One DevTools protocol connection (a browser's or a page's).
-struct Cdp {
-    ws: WebSocket<TcpStream>,
-    next: u64,
-}
-
-impl Cdp {
-    fn connect(url: &str) -> Self {
-        let host = url.trim_start_matches("ws://").split('/').next().unwrap();
-        let stream = TcpStream::connect(host).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(60)))
-            .unwrap();
-        let (ws, _) = tungstenite::client(url, stream).expect("DevTools handshake");
-        Self { ws, next: 1 }
-    }
-
-    /// Sends a command and returns its result (events in between are skipped).
-    fn call(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next;
-        self.next += 1;
-        let message = json!({ "id": id, "method": method, "params": params });
-        self.ws.send(Message::text(message.to_string())).unwrap();
-        loop {
-            let reply = self.ws.read().expect("a DevTools reply");
-            let Ok(text) = reply.to_text() else { continue };
-            let value: Value = serde_json::from_str(text).unwrap();
-            if value["id"] == json!(id) {
-                assert!(value.get("error").is_none(), "{method}: {value}");
-                return value["result"].clone();
-            }
-        }
-    }
-
-    /// The value of a JavaScript expression in the page.
-    fn eval(&mut self, expression: &str) -> Value {
-        let result = self.call(
-            "Runtime.evaluate",
-            json!({ "expression": expression, "returnByValue": true, "awaitPromise": true }),
-        );
-        assert!(
-            result.get("exceptionDetails").is_none(),
-            "{expression}: {result}"
-        );
-        result["result"]["value"].clone()
-    }
-
-    /// Waits until `expression` is true in the page.
-    fn wait_for(&mut self, expression: &str) {
-        let deadline = Instant::now() + Duration::from_secs(45);
-        loop {
-            // While a page loads there is no body yet: not ready, not an error.
-            let guarded = format!(
-                "(() => {{ try {{ return !!({expression}); }} catch (e) {{ return false; }} }})()"
-            );
-            if self.eval(&guarded) == json!(true) {
-                return;
-            }
-            if Instant::now() > deadline {
-                let state = self.eval(
-                    "document.body ? document.body.dataset.state + ': ' + \
-                     document.getElementById('message').textContent : 'no body'",
-                );
-                panic!("waited 45 s for {expression}; page: {state}");
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    /// Fills in the form as a person would: clicks each choice, types the
-    /// justification into the focused text box, presses Submit.
-    fn answer(&mut self, choices: &[(&str, &str)], justification: &str) {
-        for (name, value) in choices {
-            let clicked = self.eval(&format!(
-                "(() => {{ const b = document.querySelector('input[name=\"{name}\"][value=\"{value}\"]'); \
-                 if (!b) return false; b.click(); return b.checked; }})()"
-            ));
-            assert_eq!(clicked, json!(true), "{name}={value}");
-        }
-        self.eval("document.getElementById('justification').focus()");
-        self.call("Input.insertText", json!({ "text": justification }));
-        self.eval("document.getElementById('submit').click()");
-    }
+    page.type_into("#justification", justification);
+    page.click("#submit");
 }
 
 /// The answers table as SQLite holds it.
@@ -339,10 +200,7 @@ fn a_rating_in_chromium_survives_a_killed_server_without_loss_or_doubling() {
     let server = Server::start(&db, &recordings, "127.0.0.1:0");
     let browser = Browser::launch(&path);
     let mut page = browser.new_page();
-    page.call(
-        "Page.navigate",
-        json!({ "url": format!("http://{}/?rater=tester", server.addr) }),
-    );
+    page.navigate(&format!("http://{}/?rater=tester", server.addr));
     page.wait_for("document.body.dataset.state === 'ready'");
     let first: i64 = page
         .eval("Number(document.body.dataset.comparison)")
@@ -355,10 +213,11 @@ fn a_rating_in_chromium_survives_a_killed_server_without_loss_or_doubling() {
     );
 
     // The page refuses an incomplete form itself.
-    page.eval("document.getElementById('submit').click()");
+    page.click("#submit");
     page.wait_for("document.body.dataset.state === 'invalid'");
 
-    page.answer(
+    answer(
+        &mut page,
         &[
             ("overall", "left"),
             ("built_more", "left"),
@@ -391,7 +250,8 @@ fn a_rating_in_chromium_survives_a_killed_server_without_loss_or_doubling() {
 
     // The server dies mid-session; the next answer cannot be sent.
     let addr = server.kill();
-    page.answer(
+    answer(
+        &mut page,
         &[
             ("overall", "draw"),
             ("built_more", "draw"),

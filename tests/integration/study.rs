@@ -1,9 +1,11 @@
 //! `mbag study` end to end on a tiny study with emulated participants: init
 //! (a balanced, blinded design), every session run through the daemon in the
-//! emulator (one crashed and run again), surveys filled through the survey
-//! server (one in headless Chromium from the page itself when Chromium is
-//! there), and the report's tables, statistics and plots checked against the
-//! recordings and the answers given.
+//! emulator (one crashed and run again; every recording's header naming its
+//! study session), surveys filled through the survey server (one
+//! participant's on the page in headless Chromium, clicked and typed through
+//! the DevTools protocol, when Chromium is there; the rest by HTTP), the
+//! stored answers read back, and the report's tables, statistics and plots
+//! checked against the recordings and the answers given.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -82,24 +84,25 @@ fn http(addr: &str, method: &str, path: &str, kind: &str, body: &str) -> (u16, S
     (status, body)
 }
 
-use super::browser::chromium;
+use super::browser::{Browser, Cdp, chromium};
 
-/// The page's DOM after it loaded `url` and ran its script (fetches included).
-fn page_dom(browser: &Path, url: &str) -> String {
-    let out = Command::new(browser)
-        .args([
-            "--headless=new",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--virtual-time-budget=8000",
-            "--dump-dom",
-        ])
-        .arg(url)
-        .stderr(Stdio::null())
-        .output()
-        .expect("running chromium");
-    assert!(out.status.success(), "chromium failed on {url}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
+/// Answers one session's form on the survey page as a person would: clicks
+/// each statement's point, types the comment, presses Save, and waits until
+/// the page says it was saved.
+fn answer_on_page(page: &mut Cdp, index: u64, scores: &BTreeMap<String, u8>, comment: &str) {
+    let form = format!("#session-{index}");
+    for (item, v) in scores {
+        let radio = format!("{form} input[name=\"{item}\"][value=\"{v}\"]");
+        page.click(&radio);
+        let checked = page.eval(&format!("document.querySelector({}).checked", json!(radio)));
+        assert_eq!(checked, json!(true), "session {index}: {item}={v}");
+    }
+    page.type_into(&format!("{form} textarea"), comment);
+    page.click(&format!("{form} button[type=submit]"));
+    page.wait_for(&format!(
+        "document.body.dataset.saved === '{index}' && \
+         !document.querySelector('{form} button').disabled"
+    ));
 }
 
 /// The points a participant gives: by assistant, shifted per participant so
@@ -324,11 +327,22 @@ fn a_simulated_study_runs_surveys_and_reports() {
     assert!(Recording::read(&recording).unwrap().footer.is_some());
     assert_eq!(origin("p04", 3).0["attempt"], 2, "the second try says so");
 
-    // Surveys: each participant rates their three sessions (1-3) by blinded name.
-    let browser = chromium();
+    // Surveys: each participant rates their three sessions (1-3) by blinded
+    // name; the first on the page in Chromium (when there is one), the others
+    // by HTTP.
+    let browser = chromium().map(|path| Browser::launch(&path));
     let mut given: BTreeMap<(String, String), BTreeMap<String, u8>> = BTreeMap::new();
     for (pi, id) in ids.iter().enumerate() {
         let survey = serve(&dir, id);
+        let mut page = match (&browser, pi) {
+            (Some(browser), 0) => {
+                let mut page = browser.new_page();
+                page.navigate(&format!("http://{}/", survey.addr));
+                page.wait_for("document.body.dataset.loaded === '3'");
+                Some(page)
+            }
+            _ => None,
+        };
         let (status, overview) = http(&survey.addr, "GET", "/survey.json", "text/plain", "");
         assert_eq!(status, 200, "{overview}");
         // Blinded: the page's data never names an assistant.
@@ -355,20 +369,8 @@ fn a_simulated_study_runs_surveys_and_reports() {
                 .enumerate()
                 .map(|(j, item)| (item.clone(), (p + j as u8 % 2).min(7)))
                 .collect();
-            if let (Some(browser), 0) = (&browser, pi) {
-                // The page itself fills and sends the form from the URL.
-                let mut url = format!(
-                    "http://{}/?session={index}&submit=1&comment=page+{label}",
-                    survey.addr
-                );
-                for (item, v) in &scores {
-                    url.push_str(&format!("&{item}={v}"));
-                }
-                let dom = page_dom(browser, &url);
-                assert!(
-                    dom.contains(&format!("data-saved=\"{index}\"")),
-                    "the page did not save session {index}: {dom}"
-                );
+            if let Some(page) = &mut page {
+                answer_on_page(page, index, &scores, &format!("page {label}"));
             } else {
                 let body =
                     json!({"session": index, "scores": scores, "comment": format!("http {label}")});
@@ -414,6 +416,15 @@ fn a_simulated_study_runs_surveys_and_reports() {
         let lines = std::fs::read_to_string(dir.join("participants").join(id).join("survey.jsonl"))
             .unwrap();
         assert_eq!(lines.lines().count(), 3, "{lines}");
+        // Stored as given, whichever way they were sent.
+        let how = if page.is_some() { "page" } else { "http" };
+        for line in lines.lines() {
+            let stored: Value = serde_json::from_str(line).unwrap();
+            let label = stored["label"].as_str().unwrap();
+            let want = &given[&(id.to_string(), assistant_of(label))];
+            assert_eq!(stored["scores"], json!(want), "{line}");
+            assert_eq!(stored["comment"], format!("{how} {label}"), "{line}");
+        }
         if browser.is_none() && pi == 0 {
             eprintln!("SKIPPED (browser part): chromium not found; answers sent by HTTP POST");
         }
