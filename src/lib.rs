@@ -39,8 +39,11 @@ pub mod nn;
 pub mod rate;
 pub mod recording;
 pub mod robustness;
-pub mod sim;
 pub mod study;
 pub mod train;
-pub mod vecenv;
 pub mod view;
+
+// The simulator and the vectorised environment live in their own crate so that the
+// Python wheel (python/) builds them without linking libtorch.
+pub use mbag_sim as sim;
+pub use mbag_sim::vecenv;
