@@ -246,16 +246,76 @@ pub struct GoalConfig {
 #[serde(deny_unknown_fields)]
 struct NoConfig {}
 
-fn parse<T: DeserializeOwned>(what: impl Fn() -> String, config: &Value) -> Result<T, ConfigError> {
-    let value = if config.is_null() {
+/// How a config treats keys its generator or transform does not read.
+#[derive(Debug, Default)]
+struct UnknownKeys {
+    /// Drop them (the reference's generators ignore them) instead of refusing them.
+    lenient: bool,
+    /// What was dropped, as `what.key`.
+    ignored: Vec<String>,
+}
+
+fn parse<T: DeserializeOwned>(
+    what: impl Fn() -> String,
+    config: &Value,
+    keys: &mut UnknownKeys,
+) -> Result<T, ConfigError> {
+    let mut value = if config.is_null() {
         Value::Object(Map::new())
     } else {
         config.clone()
     };
+    if keys.lenient
+        && let (Value::Object(map), Some(fields)) = (&mut value, field_names::<T>())
+    {
+        map.retain(|key, _| {
+            let known = fields.contains(&key.as_str());
+            if !known {
+                keys.ignored.push(format!("{}.{key}", what()));
+            }
+            known
+        });
+    }
     serde_json::from_value(value).map_err(|e| ConfigError::Invalid {
         what: what(),
         message: e.to_string(),
     })
+}
+
+/// The keys a derived struct reads, found by letting it ask a deserializer for
+/// them; `None` for a type that is not a struct.
+fn field_names<T: DeserializeOwned>() -> Option<&'static [&'static str]> {
+    use serde::de::{self, Visitor};
+
+    struct Probe<'a>(&'a mut Option<&'static [&'static str]>);
+
+    impl<'de> de::Deserializer<'de> for Probe<'_> {
+        type Error = de::value::Error;
+
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(de::Error::custom("not a struct"))
+        }
+
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            *self.0 = Some(fields);
+            Err(de::Error::custom("fields recorded"))
+        }
+
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
+            identifier ignored_any
+        }
+    }
+
+    let mut fields = None;
+    let _ = T::deserialize(Probe(&mut fields));
+    fields
 }
 
 /// A structure in the golden files' shape: size and base64 C-order ids / states.
@@ -292,30 +352,40 @@ pub fn structure_from_json(value: &Value) -> Result<Blocks, String> {
 impl GeneratorConfig {
     /// Parses a base generator from its registry name and JSON config.
     pub fn from_json(name: &str, config: &Value) -> Result<Self, ConfigError> {
+        Self::from_json_with(name, config, &mut UnknownKeys::default())
+    }
+
+    fn from_json_with(
+        name: &str,
+        config: &Value,
+        keys: &mut UnknownKeys,
+    ) -> Result<Self, ConfigError> {
         let what = || format!("goal generator {name:?}");
         Ok(match name {
-            "basic" => parse::<NoConfig>(what, config).map(|_| Self::Basic)?,
-            "simple_overhang" => parse::<NoConfig>(what, config).map(|_| Self::SimpleOverhang)?,
-            "tutorial" => parse::<NoConfig>(what, config).map(|_| Self::Tutorial)?,
-            "random" => Self::Random(parse(what, config)?),
-            "craftassist" => Self::CraftAssist(parse(what, config)?),
-            "grabcraft" => Self::Grabcraft(parse(what, config)?),
+            "basic" => parse::<NoConfig>(what, config, keys).map(|_| Self::Basic)?,
+            "simple_overhang" => {
+                parse::<NoConfig>(what, config, keys).map(|_| Self::SimpleOverhang)?
+            }
+            "tutorial" => parse::<NoConfig>(what, config, keys).map(|_| Self::Tutorial)?,
+            "random" => Self::Random(parse(what, config, keys)?),
+            "craftassist" => Self::CraftAssist(parse(what, config, keys)?),
+            "grabcraft" => Self::Grabcraft(parse(what, config, keys)?),
             "procedural_house" => {
-                let c: ProceduralHouseConfig = parse(what, config)?;
+                let c: ProceduralHouseConfig = parse(what, config, keys)?;
                 c.validate().map_err(|message| ConfigError::Invalid {
                     what: what(),
                     message,
                 })?;
                 Self::ProceduralHouse(c)
             }
-            "house_files" => Self::HouseFiles(parse(what, config)?),
+            "house_files" => Self::HouseFiles(parse(what, config, keys)?),
             "set_goal" => {
                 #[derive(Deserialize)]
                 #[serde(deny_unknown_fields)]
                 struct SetGoalJson {
                     goals: Vec<Value>,
                 }
-                let parsed: SetGoalJson = parse(what, config)?;
+                let parsed: SetGoalJson = parse(what, config, keys)?;
                 let goals = parsed
                     .goals
                     .iter()
@@ -367,33 +437,43 @@ impl TransformConfig {
     /// Parses a transform from its registry name and JSON config (`null` or absent
     /// config means all defaults).
     pub fn from_json(name: &str, config: &Value) -> Result<Self, ConfigError> {
+        Self::from_json_with(name, config, &mut UnknownKeys::default())
+    }
+
+    fn from_json_with(
+        name: &str,
+        config: &Value,
+        keys: &mut UnknownKeys,
+    ) -> Result<Self, ConfigError> {
         let what = || format!("goal transform {name:?}");
         Ok(match name {
-            "single_cc_filter" => Self::SingleCcFilter(parse(what, config)?),
-            "density_filter" => Self::DensityFilter(parse(what, config)?),
-            "min_size_filter" => Self::MinSizeFilter(parse(what, config)?),
-            "randomly_place" => parse::<NoConfig>(what, config).map(|_| Self::RandomlyPlace)?,
-            "add_grass" => Self::AddGrass(parse(what, config)?),
+            "single_cc_filter" => Self::SingleCcFilter(parse(what, config, keys)?),
+            "density_filter" => Self::DensityFilter(parse(what, config, keys)?),
+            "min_size_filter" => Self::MinSizeFilter(parse(what, config, keys)?),
+            "randomly_place" => {
+                parse::<NoConfig>(what, config, keys).map(|_| Self::RandomlyPlace)?
+            }
+            "add_grass" => Self::AddGrass(parse(what, config, keys)?),
             "remove_invisible_non_dirt" => {
-                parse::<NoConfig>(what, config).map(|_| Self::RemoveInvisibleNonDirt)?
+                parse::<NoConfig>(what, config, keys).map(|_| Self::RemoveInvisibleNonDirt)?
             }
-            "largest_cc" => Self::LargestCc(parse(what, config)?),
-            "crop_air" => parse::<NoConfig>(what, config).map(|_| Self::CropAir)?,
-            "crop" => Self::Crop(parse(what, config)?),
+            "largest_cc" => Self::LargestCc(parse(what, config, keys)?),
+            "crop_air" => parse::<NoConfig>(what, config, keys).map(|_| Self::CropAir)?,
+            "crop" => Self::Crop(parse(what, config, keys)?),
             "crop_low_density_bottom_layers" => {
-                Self::CropLowDensityBottomLayers(parse(what, config)?)
+                Self::CropLowDensityBottomLayers(parse(what, config, keys)?)
             }
-            "uniform_block_type" => Self::UniformBlockType(parse(what, config)?),
-            "mirror" => parse::<NoConfig>(what, config).map(|_| Self::Mirror)?,
+            "uniform_block_type" => Self::UniformBlockType(parse(what, config, keys)?),
+            "mirror" => parse::<NoConfig>(what, config, keys).map(|_| Self::Mirror)?,
             "area_sample" => {
-                let c: AreaSampleConfig = parse(what, config)?;
+                let c: AreaSampleConfig = parse(what, config, keys)?;
                 c.validate().map_err(|message| ConfigError::Invalid {
                     what: what(),
                     message,
                 })?;
                 Self::AreaSample(c)
             }
-            "seam_carve" => Self::SeamCarve(parse(what, config)?),
+            "seam_carve" => Self::SeamCarve(parse(what, config, keys)?),
             _ => {
                 return Err(ConfigError::UnknownTransform {
                     name: name.to_owned(),
@@ -467,15 +547,48 @@ impl GoalConfig {
     /// a base generator name, or [`TRANSFORMED_NAME`] (also accepted: `"transformed"`)
     /// with a transformed config.
     pub fn from_env(name: &str, config: &Value) -> Result<Self, ConfigError> {
+        Self::from_env_with(name, config, &mut UnknownKeys::default())
+    }
+
+    /// As [`GoalConfig::from_env`], but keys no generator or transform reads are
+    /// dropped rather than refused, as the reference's classes ignore them (a full
+    /// config keeps the default transformed generator's config when only the
+    /// generator's name is changed). Returns the dropped keys.
+    pub fn from_env_lenient(
+        name: &str,
+        config: &Value,
+    ) -> Result<(Self, Vec<String>), ConfigError> {
+        let mut keys = UnknownKeys {
+            lenient: true,
+            ignored: Vec::new(),
+        };
+        let parsed = Self::from_env_with(name, config, &mut keys)?;
+        Ok((parsed, keys.ignored))
+    }
+
+    fn from_env_with(
+        name: &str,
+        config: &Value,
+        keys: &mut UnknownKeys,
+    ) -> Result<Self, ConfigError> {
         if name == TRANSFORMED_NAME || name == "transformed" {
-            Self::from_transformed_json(config)
+            Self::from_transformed_json_with(config, keys)
         } else {
-            Ok(Self::plain(GeneratorConfig::from_json(name, config)?))
+            Ok(Self::plain(GeneratorConfig::from_json_with(
+                name, config, keys,
+            )?))
         }
     }
 
     /// Parses `{"goal_generator", "goal_generator_config", "transforms"}`.
     pub fn from_transformed_json(config: &Value) -> Result<Self, ConfigError> {
+        Self::from_transformed_json_with(config, &mut UnknownKeys::default())
+    }
+
+    fn from_transformed_json_with(
+        config: &Value,
+        keys: &mut UnknownKeys,
+    ) -> Result<Self, ConfigError> {
         #[derive(Deserialize)]
         #[serde(deny_unknown_fields)]
         struct Transformed {
@@ -483,7 +596,7 @@ impl GoalConfig {
             #[serde(default)]
             goal_generator_config: Value,
             #[serde(default)]
-            transforms: Vec<Spec>,
+            transforms: Vec<Value>,
         }
         #[derive(Deserialize)]
         #[serde(deny_unknown_fields)]
@@ -492,14 +605,21 @@ impl GoalConfig {
             #[serde(default)]
             config: Value,
         }
-        let parsed: Transformed = parse(|| TRANSFORMED_NAME.to_owned(), config)?;
-        let generator =
-            GeneratorConfig::from_json(&parsed.goal_generator, &parsed.goal_generator_config)?;
-        let transforms = parsed
-            .transforms
-            .iter()
-            .map(|spec| TransformConfig::from_json(&spec.transform, &spec.config))
-            .collect::<Result<Vec<_>, _>>()?;
+        let parsed: Transformed = parse(|| TRANSFORMED_NAME.to_owned(), config, keys)?;
+        let generator = GeneratorConfig::from_json_with(
+            &parsed.goal_generator,
+            &parsed.goal_generator_config,
+            keys,
+        )?;
+        let mut transforms = Vec::with_capacity(parsed.transforms.len());
+        for (i, spec) in parsed.transforms.iter().enumerate() {
+            let spec: Spec = parse(|| format!("transforms[{i}]"), spec, keys)?;
+            transforms.push(TransformConfig::from_json_with(
+                &spec.transform,
+                &spec.config,
+                keys,
+            )?);
+        }
         Ok(Self {
             generator,
             transforms,
@@ -628,6 +748,38 @@ mod tests {
         assert_eq!(parsed, GoalConfig::human_study(Subset::Test));
         let parsed = GoalConfig::from_env(TRANSFORMED_NAME, &paper("train")).unwrap();
         assert_eq!(parsed, GoalConfig::human_study(Subset::Train));
+    }
+
+    #[test]
+    fn lenient_parsing_drops_keys_no_generator_or_transform_reads() {
+        // A full config whose generator name was changed keeps the default
+        // transformed generator's config; the reference's classes ignore it.
+        let leftover = json!({"goal_generator": "random", "transforms": []});
+        assert!(GoalConfig::from_env("basic", &leftover).is_err());
+        let (parsed, ignored) = GoalConfig::from_env_lenient("basic", &leftover).unwrap();
+        assert_eq!(parsed, GoalConfig::plain(GeneratorConfig::Basic));
+        assert_eq!(
+            ignored,
+            [
+                "goal generator \"basic\".goal_generator",
+                "goal generator \"basic\".transforms"
+            ]
+        );
+        // Keys beside a transform spec and inside its config are dropped alike; the
+        // keys a config does read still parse.
+        let transformed = json!({
+            "goal_generator": "random",
+            "goal_generator_config": {"filled_prop": 0.5, "colour": 3},
+            "transforms": [{"transform": "crop", "config": {"density_threshold": 0.5}, "note": 1}],
+        });
+        let (parsed, ignored) =
+            GoalConfig::from_env_lenient(TRANSFORMED_NAME, &transformed).unwrap();
+        assert_eq!(parsed.transforms.len(), 1);
+        assert_eq!(ignored.len(), 2, "{ignored:?}");
+        assert!(
+            ignored[0].ends_with(".colour") && ignored[1].ends_with(".note"),
+            "{ignored:?}"
+        );
     }
 
     #[test]

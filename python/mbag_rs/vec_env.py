@@ -1,0 +1,50 @@
+"""Many environments stepped in one call (threads in Rust, the GIL released)."""
+
+import os
+from typing import Any, Dict, Optional
+
+import numpy as np
+
+from . import _native
+from .env import MbagConfigDict, MbagEnv, _native_config
+
+
+class MbagVecEnv:
+    """``num_envs`` copies of one config; episodes restart by themselves when they end.
+
+    ``step`` takes ``(num_envs, num_players, 3)`` action tuples and returns a dict of
+    numpy arrays: ``world_obs`` ``(E, P, 6, W, H, D)``, ``inventory_obs``
+    ``(E, P, P, 10)``, ``timestep`` ``(E, P)``, ``rewards`` and ``goal_percentage``
+    ``(E, P)``, ``dones`` ``(E,)``, ``episode_returns`` ``(E, P)`` (of the episodes
+    that just ended) and, with ``masks="no_los"`` or ``"los"``, ``masks``
+    ``(E, P, N)``. Environment ``i`` draws from seed ``seed + i``.
+    """
+
+    def __init__(
+        self,
+        config: MbagConfigDict,
+        num_envs: int,
+        *,
+        num_threads: Optional[int] = None,
+        seed: int = 0,
+        masks: str = "none",
+    ):
+        self.config = MbagEnv.get_config(config)
+        config_json, python_goals = _native_config(self.config)
+        if python_goals:
+            raise ValueError(
+                "MbagVecEnv generates goals in Rust: give goal_generator as a name or one "
+                "of the reference's goal generator classes"
+            )
+        threads = num_threads if num_threads is not None else min(num_envs, os.cpu_count() or 1)
+        self._vec = _native.NativeVecEnv(config_json, num_envs, threads, seed, masks)
+        self.num_envs = num_envs
+        self.num_players = self.config["num_players"]
+        self.num_flat_actions = self._vec.num_flat_actions
+
+    def observe(self) -> Dict[str, np.ndarray]:
+        """The current observations (and masks) without stepping."""
+        return self._vec.observe()
+
+    def step(self, actions: Any) -> Dict[str, np.ndarray]:
+        return self._vec.step(np.ascontiguousarray(actions, dtype=np.int64))
