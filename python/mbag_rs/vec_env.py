@@ -18,6 +18,9 @@ class MbagVecEnv:
     ``(E, P)``, ``dones`` ``(E,)``, ``episode_returns`` ``(E, P)`` (of the episodes
     that just ended) and, with ``masks="no_los"`` or ``"los"``, ``masks``
     ``(E, P, N)``. Environment ``i`` draws from seed ``seed + i``.
+
+    The arrays are allocated once and refilled by every ``step`` and ``observe`` (as
+    in other vectorised envs): copy what must outlive the next call.
     """
 
     def __init__(

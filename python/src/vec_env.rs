@@ -6,14 +6,14 @@ use mbag_sim::env::Env;
 use mbag_sim::goal::GoalGenerator;
 use mbag_sim::obs::NUM_WORLD_CHANNELS;
 use mbag_sim::vecenv::{EpisodeStarter, MaskMode, VecEnv};
-use numpy::PyReadonlyArrayDyn;
+use numpy::{PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rand::rngs::StdRng;
 use std::sync::Mutex;
 
-use crate::arrays::{owned, read};
+use crate::arrays::read;
 use crate::env::{config_from_json, goal_generator};
 use crate::errors;
 
@@ -48,61 +48,125 @@ pub struct NativeVecEnv {
     inner: Mutex<VecEnv>,
     num_envs: usize,
     num_players: usize,
-    world: [usize; 3],
     flat_len: usize,
-    mask_mode: MaskMode,
+    /// The arrays every step fills and returns, allocated once: a step copies the
+    /// environments' buffers into memory numpy already owns (fresh arrays each step
+    /// would cost page faults of megabytes of masks per call).
+    out: Outputs,
+}
+
+/// The output arrays of [`NativeVecEnv`].
+#[derive(Debug)]
+struct Outputs {
+    world: Py<PyArrayDyn<u8>>,
+    inventory: Py<PyArrayDyn<i32>>,
+    timestep: Py<PyArrayDyn<i64>>,
+    rewards: Py<PyArrayDyn<f64>>,
+    goal_percentage: Py<PyArrayDyn<f64>>,
+    dones: Py<PyArrayDyn<bool>>,
+    returns: Py<PyArrayDyn<f64>>,
+    masks: Option<Py<PyArrayDyn<bool>>>,
+}
+
+fn zeros<T: numpy::Element>(py: Python<'_>, shape: &[usize]) -> Py<PyArrayDyn<T>> {
+    PyArrayDyn::<T>::zeros(py, shape.to_vec(), false).unbind()
+}
+
+impl Outputs {
+    fn new(py: Python<'_>, e: usize, p: usize, world: [usize; 3], masks: Option<usize>) -> Self {
+        let [w, h, d] = world;
+        Self {
+            world: zeros(py, &[e, p, NUM_WORLD_CHANNELS, w, h, d]),
+            inventory: zeros(py, &[e, p, p, NUM_BLOCKS]),
+            timestep: zeros(py, &[e, p]),
+            rewards: zeros(py, &[e, p]),
+            goal_percentage: zeros(py, &[e, p]),
+            dones: zeros(py, &[e]),
+            returns: zeros(py, &[e, p]),
+            masks: masks.map(|n| zeros(py, &[e, p, n])),
+        }
+    }
+}
+
+/// Writes each environment's part into its row of `out` (C order: the first axis is
+/// the environment), straight into numpy's memory.
+fn fill<T: numpy::Element>(
+    py: Python<'_>,
+    out: &Py<PyArrayDyn<T>>,
+    vec: &VecEnv,
+    mut part: impl FnMut(&mbag_sim::vecenv::Slot, &mut [T]),
+) -> PyResult<()> {
+    let bound = out.bind(py);
+    let mut writer = bound.readwrite();
+    let slice = writer
+        .as_slice_mut()
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let per_env = slice.len() / vec.num_envs();
+    let mut rows = slice.chunks_exact_mut(per_env);
+    vec.for_each(|_, slot| {
+        if let Some(row) = rows.next() {
+            part(slot, row);
+        }
+    });
+    Ok(())
+}
+
+/// Copies equal-length pieces one after the other into `row`.
+fn concat<'a, T: Copy + 'a>(row: &mut [T], pieces: impl IntoIterator<Item = &'a [T]>) {
+    let mut at = 0;
+    for piece in pieces {
+        row[at..at + piece.len()].copy_from_slice(piece);
+        at += piece.len();
+    }
 }
 
 impl NativeVecEnv {
-    /// Every environment's current observations, rewards, dones, returns and masks
-    /// as numpy arrays in a dict.
+    /// Fills the output arrays from every environment and returns them in a dict.
     fn collect<'py>(&self, py: Python<'py>, vec: &VecEnv) -> PyResult<Bound<'py, PyDict>> {
-        let (e, p) = (self.num_envs, self.num_players);
-        let [w, h, d] = self.world;
-        let per_world = NUM_WORLD_CHANNELS * w * h * d;
-        let mut world = Vec::with_capacity(e * p * per_world);
-        let mut inventory = Vec::with_capacity(e * p * p * NUM_BLOCKS);
-        let mut timestep = Vec::with_capacity(e * p);
-        let mut rewards = Vec::with_capacity(e * p);
-        let mut goal_percentage = Vec::with_capacity(e * p);
-        let mut dones = Vec::with_capacity(e);
-        let mut returns = Vec::with_capacity(e * p);
-        let masked = self.mask_mode != MaskMode::None;
-        let mut masks = Vec::with_capacity(if masked { e * p * self.flat_len } else { 0 });
-        vec.for_each(|_, slot| {
-            for obs in &slot.observations {
-                world.extend_from_slice(&obs.world);
-                inventory.extend_from_slice(&obs.inventory);
-                timestep.push(i64::from(obs.timestep));
+        let out = &self.out;
+        fill(py, &out.world, vec, |slot, row| {
+            concat(row, slot.observations.iter().map(|o| o.world.as_slice()));
+        })?;
+        fill(py, &out.inventory, vec, |slot, row| {
+            concat(
+                row,
+                slot.observations.iter().map(|o| o.inventory.as_slice()),
+            );
+        })?;
+        fill(py, &out.timestep, vec, |slot, row| {
+            for (dst, obs) in row.iter_mut().zip(&slot.observations) {
+                *dst = i64::from(obs.timestep);
             }
-            rewards.extend_from_slice(&slot.rewards);
-            goal_percentage.extend(slot.infos.iter().map(|i| i.goal_percentage));
-            dones.push(slot.done);
-            returns.extend_from_slice(&slot.finished_returns);
-            if masked {
-                for m in &slot.masks {
-                    masks.extend_from_slice(m);
-                }
+        })?;
+        fill(py, &out.rewards, vec, |slot, row| {
+            row.copy_from_slice(&slot.rewards)
+        })?;
+        fill(py, &out.goal_percentage, vec, |slot, row| {
+            for (dst, info) in row.iter_mut().zip(&slot.infos) {
+                *dst = info.goal_percentage;
             }
-        });
-        let out = PyDict::new(py);
-        out.set_item(
-            "world_obs",
-            owned(py, world, &[e, p, NUM_WORLD_CHANNELS, w, h, d])?,
-        )?;
-        out.set_item(
-            "inventory_obs",
-            owned(py, inventory, &[e, p, p, NUM_BLOCKS])?,
-        )?;
-        out.set_item("timestep", owned(py, timestep, &[e, p])?)?;
-        out.set_item("rewards", owned(py, rewards, &[e, p])?)?;
-        out.set_item("goal_percentage", owned(py, goal_percentage, &[e, p])?)?;
-        out.set_item("dones", owned(py, dones, &[e])?)?;
-        out.set_item("episode_returns", owned(py, returns, &[e, p])?)?;
-        if masked {
-            out.set_item("masks", owned(py, masks, &[e, p, self.flat_len])?)?;
+        })?;
+        fill(py, &out.dones, vec, |slot, row| row[0] = slot.done)?;
+        fill(py, &out.returns, vec, |slot, row| {
+            row.copy_from_slice(&slot.finished_returns);
+        })?;
+        if let Some(masks) = &out.masks {
+            fill(py, masks, vec, |slot, row| {
+                concat(row, slot.masks.iter().map(Vec::as_slice));
+            })?;
         }
-        Ok(out)
+        let dict = PyDict::new(py);
+        dict.set_item("world_obs", out.world.bind(py))?;
+        dict.set_item("inventory_obs", out.inventory.bind(py))?;
+        dict.set_item("timestep", out.timestep.bind(py))?;
+        dict.set_item("rewards", out.rewards.bind(py))?;
+        dict.set_item("goal_percentage", out.goal_percentage.bind(py))?;
+        dict.set_item("dones", out.dones.bind(py))?;
+        dict.set_item("episode_returns", out.returns.bind(py))?;
+        if let Some(masks) = &out.masks {
+            dict.set_item("masks", masks.bind(py))?;
+        }
+        Ok(dict)
     }
 }
 
@@ -159,13 +223,13 @@ impl NativeVecEnv {
                 ))
             })
         });
+        let masks = (mask_mode != MaskMode::None).then_some(flat_len);
         Ok(Self {
             inner: Mutex::new(vec),
             num_envs,
             num_players,
-            world,
             flat_len,
-            mask_mode,
+            out: Outputs::new(py, num_envs, num_players, world, masks),
         })
     }
 

@@ -6,3 +6,4 @@ pub mod daemon;
 pub mod env;
 pub mod mcts;
 pub mod nn;
+pub mod python;

@@ -1,6 +1,6 @@
 //! `mbag bench ...`: speed against the reference, ratios printed in the same run.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
@@ -261,6 +261,19 @@ pub struct EnvBenchArgs {
     /// profiling one of them; the table then shows only their scenarios.
     #[arg(long, value_delimiter = ',', value_name = "ROLLOUTS")]
     pub only: Vec<String>,
+    /// Add the Python column: env-steps/s through the mbag_rs package (python/),
+    /// one env per call and vectorised, against the reference measured in the same
+    /// Python process (python/bench/bench_env.py). The interpreter needs mbag_rs
+    /// and the reference installed, as scripts/setup and scripts/python-wheel
+    /// leave .deps/python [default: .deps/python/bin/python].
+    #[arg(long, value_name = "PYTHON", num_args = 0..=1, default_missing_value = ".deps/python/bin/python")]
+    pub python: Option<PathBuf>,
+    /// Repetitions of the Python column.
+    #[arg(long, default_value_t = 3, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::ITERATIONS))]
+    pub python_reps: usize,
+    /// Env steps per repetition of the Python column.
+    #[arg(long, default_value_t = 1_000, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::ITERATIONS))]
+    pub python_steps: usize,
 }
 
 /// Runs a bench command.
@@ -378,6 +391,9 @@ fn env(args: EnvBenchArgs) -> anyhow::Result<u8> {
     if let Some(worst) = report.worst_ratio() {
         println!("slowest scenario ratio: {worst:.0}x");
     }
+    if let Some(python) = &args.python {
+        print_python_column(python, args.python_reps, args.python_steps)?;
+    }
 
     if let Some(path) = &args.json {
         let results: serde_json::Map<String, serde_json::Value> = report
@@ -403,6 +419,40 @@ fn env(args: EnvBenchArgs) -> anyhow::Result<u8> {
         println!("wrote {}", path.display());
     }
     Ok(0)
+}
+
+/// The Python column: the package against the reference in one Python process.
+fn print_python_column(python: &Path, reps: usize, steps: usize) -> anyhow::Result<()> {
+    use crate::bench::python::measure;
+    let script = Path::new("python/bench/bench_env.py");
+    let bench = measure(python, script, reps, steps)?;
+    println!();
+    println!(
+        "through Python {} (numpy {}), {reps} x {steps} steps, reference measured in the same process:",
+        bench.python, bench.numpy
+    );
+    println!(
+        "| {:<40} | {:>10} | {:>10} | {:>6} | {:>10} | {:>6} |",
+        "scenario", "reference", "MbagEnv", "ratio", "MbagVecEnv", "ratio"
+    );
+    println!(
+        "|{:-<42}|{:->12}|{:->12}|{:->8}|{:->12}|{:->8}|",
+        "", "", "", "", "", ""
+    );
+    for (key, s) in &bench.results {
+        println!(
+            "| {key:<40} | {:>10.0} | {:>10.0} | {:>5.0}x | {:>10.0} | {:>5.0}x |",
+            s.reference_median,
+            s.mbag_rs_env_median,
+            s.env_ratio(),
+            s.mbag_rs_vec_env_median,
+            s.vec_env_ratio()
+        );
+    }
+    for (key, why) in &bench.not_measured {
+        println!("| {key:<40} | not measured: {why}");
+    }
+    Ok(())
 }
 
 /// Target for reading a 22 KB observation (issue acceptance).
