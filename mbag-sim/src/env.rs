@@ -39,7 +39,7 @@ use super::coords::{Cell, CellIndex, PlayerId, PlayerPos, WorldSize};
 use super::goal::{GoalError, GoalGenerator};
 use super::inventory::{Inventory, Slot};
 use super::obs::{CURRENT_PLAYER, Observation, WorldChannel};
-use super::pyhash::{PyRandom, Seeding, hash_bytes_int_tuple, hash_bytes_int_tuple_with};
+use super::pyhash::{PyRandom, PythonHash, Seeding};
 use super::state::{EnvState, GoalMatch, NO_INTERACTION, cell_similarity};
 use super::viewpoint::{
     self, Candidate, CandidateSet, Interaction, Meanwhile, ObstacleRows, SearchWorld,
@@ -63,6 +63,7 @@ struct SeedAlongside<'a> {
     at: CellIndex,
     block: BlockId,
     timestep: u64,
+    hash: PythonHash,
     seed: Option<i64>,
 }
 
@@ -79,6 +80,7 @@ impl<'a> SeedAlongside<'a> {
         at: CellIndex,
         block: BlockId,
         timestep: u64,
+        hash: PythonHash,
     ) -> Self {
         Self {
             state: Alongside::Waiting(rng),
@@ -86,6 +88,7 @@ impl<'a> SeedAlongside<'a> {
             at,
             block,
             timestep,
+            hash,
             seed: None,
         }
     }
@@ -93,8 +96,12 @@ impl<'a> SeedAlongside<'a> {
     #[inline(never)]
     fn begin(&mut self) {
         if let Alongside::Waiting(rng) = std::mem::replace(&mut self.state, Alongside::Begun) {
-            let seed =
-                hash_bytes_int_tuple_with(self.ids, self.at.get(), self.block.0, self.timestep);
+            let seed = self.hash.hash_bytes_int_tuple_with(
+                self.ids,
+                self.at.get(),
+                self.block.0,
+                self.timestep,
+            );
             rng.begin_seed(seed);
             self.seed = Some(seed);
             self.state = Alongside::Seeding(rng.seeding());
@@ -346,6 +353,9 @@ pub struct Env {
     teleports: Vec<Teleport>,
     /// The world's obstacles as bit rows, for teleport searches.
     obstacles: ObstacleRows,
+    /// The `hash(bytes)` of the Python whose reference this env matches: teleport
+    /// choices are seeded with it.
+    python_hash: PythonHash,
 }
 
 /// The search's view of the env in walking mode: other players' feet and head
@@ -444,8 +454,21 @@ impl Env {
             teleport_rngs: vec![PyRandom::new(0); num_players],
             teleports: Vec::with_capacity(num_players),
             obstacles,
+            python_hash: PythonHash::default(),
             config,
         }
+    }
+
+    /// The `hash(bytes)` that seeds teleport choices (ENV_SPEC 6.4).
+    pub fn python_hash(&self) -> PythonHash {
+        self.python_hash
+    }
+
+    /// Seeds teleport choices with `hash` from now on: the reference's choices
+    /// follow the interpreter it runs in, SipHash-1-3 (the default, the goldens'
+    /// CPython 3.11) or SipHash-2-4 (CPython 3.8 to 3.10).
+    pub fn set_python_hash(&mut self, hash: PythonHash) {
+        self.python_hash = hash;
     }
 
     /// The config.
@@ -1023,6 +1046,7 @@ impl Env {
                 action.location,
                 new_block,
                 self.state.timestep,
+                self.python_hash,
             );
             viewpoint::teleport_candidates(
                 &TeleportWorld(&self.state.blocks, &self.obstacles),
@@ -1164,7 +1188,9 @@ impl Env {
     }
 
     fn choose_candidate(&self, n: usize) -> (usize, i64) {
-        let seed = hash_bytes_int_tuple(self.state.blocks.ids(), self.state.timestep);
+        let seed = self
+            .python_hash
+            .hash_bytes_int_tuple(self.state.blocks.ids(), self.state.timestep);
         (PyRandom::new(seed).choice_index(n), seed)
     }
 
@@ -1433,6 +1459,8 @@ pub fn place_goal(size: WorldSize, structure: &Blocks, inf_blocks: bool) -> Bloc
     goal
 }
 
+#[cfg(test)]
+mod python_hash_tests;
 #[cfg(test)]
 mod reward_tests;
 #[cfg(test)]

@@ -3,23 +3,112 @@
 //! The reference picks a teleport destination with
 //! `random.Random(hash((block_bytes, timestep))).choice(candidates)`. Python salts
 //! `hash(bytes)` per process, so the reference (and its goldens) are reproducible only
-//! with `PYTHONHASHSEED=0`; this module reproduces CPython 3.11 under that setting
-//! (ENV_SPEC section 6.4): SipHash-1-3 with a zero key, the xxHash-style tuple hash,
+//! with `PYTHONHASHSEED=0`; this module reproduces CPython under that setting
+//! (ENV_SPEC section 6.4): SipHash with a zero key (1-3 from CPython 3.11, 2-4 in
+//! 3.8 to 3.10: [`PythonHash`]), the xxHash-style tuple hash (the same since 3.8),
 //! and MT19937 seeded by `init_by_array`.
 
-/// `hash(bytes)` of CPython 3.11 with `PYTHONHASHSEED=0` (SipHash-1-3, zero key).
-pub fn hash_bytes(data: &[u8]) -> i64 {
-    if data.is_empty() {
-        return 0;
+use std::str::FromStr;
+
+/// Which SipHash CPython's `hash(bytes)` runs, by interpreter version. Under
+/// `PYTHONHASHSEED=0` both have a zero key; the rest of `hash((bytes, int))` is the
+/// same in every version this supports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum PythonHash {
+    /// SipHash-1-3: CPython 3.11 and later (the reference's goldens were made so).
+    #[default]
+    Sip13,
+    /// SipHash-2-4: CPython 3.8 to 3.10.
+    Sip24,
+}
+
+/// A name that is not a [`PythonHash`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("python hash must be \"sip13\" or \"sip24\", not {0:?}")]
+pub struct UnknownPythonHash(pub String);
+
+impl FromStr for PythonHash {
+    type Err = UnknownPythonHash;
+
+    /// `"sip13"` or `"sip24"`, as [`PythonHash::name`] writes them.
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        match name {
+            "sip13" => Ok(Self::Sip13),
+            "sip24" => Ok(Self::Sip24),
+            other => Err(UnknownPythonHash(other.to_owned())),
+        }
     }
-    let h = siphash13(0, 0, data, usize::MAX, 0) as i64;
-    // CPython reserves -1 as its error value.
+}
+
+impl PythonHash {
+    /// The hash CPython `major.minor` uses (3.8 and later; earlier ones are
+    /// taken as 3.8 to 3.10, whose tuple hash differs, so they will not match).
+    pub fn for_version(major: u32, minor: u32) -> Self {
+        if (major, minor) >= (3, 11) {
+            Self::Sip13
+        } else {
+            Self::Sip24
+        }
+    }
+
+    /// `"sip13"` or `"sip24"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Sip13 => "sip13",
+            Self::Sip24 => "sip24",
+        }
+    }
+
+    /// `hash(bytes)` with `PYTHONHASHSEED=0`.
+    pub fn hash_bytes(self, data: &[u8]) -> i64 {
+        if data.is_empty() {
+            return 0;
+        }
+        not_minus_one(self.siphash(data, usize::MAX, 0))
+    }
+
+    /// `hash((bytes, t))` for a non-negative small int `t` (which hashes to itself).
+    pub fn hash_bytes_int_tuple(self, data: &[u8], t: u64) -> i64 {
+        tuple_hash(self.hash_bytes(data), t)
+    }
+
+    /// [`PythonHash::hash_bytes_int_tuple`] of `data` with `data[index]` replaced
+    /// by `byte`, without a copy of it.
+    ///
+    /// # Panics
+    /// If `index` is out of range.
+    pub fn hash_bytes_int_tuple_with(self, data: &[u8], index: usize, byte: u8, t: u64) -> i64 {
+        let flip = u64::from(data[index] ^ byte) << (8 * (index % 8));
+        // data is not empty here, so CPython's empty-bytes 0 does not apply.
+        tuple_hash(not_minus_one(self.siphash(data, index / 8, flip)), t)
+    }
+
+    /// The zero-key SipHash of `data` with word `flip_word` XORed with `flip`. One
+    /// branch per hash; each variant's loop is compiled for its own round counts.
+    #[inline]
+    fn siphash(self, data: &[u8], flip_word: usize, flip: u64) -> u64 {
+        match self {
+            Self::Sip13 => siphash::<1, 3>(0, 0, data, flip_word, flip),
+            Self::Sip24 => siphash::<2, 4>(0, 0, data, flip_word, flip),
+        }
+    }
+}
+
+/// CPython reserves -1 as its error value, so a hash of -1 becomes -2.
+#[inline]
+fn not_minus_one(h: u64) -> i64 {
+    let h = h as i64;
     if h == -1 { -2 } else { h }
 }
 
-/// `hash((bytes, t))` for a non-negative small int `t` (which hashes to itself).
+/// `hash(bytes)` of CPython 3.11 with `PYTHONHASHSEED=0` (SipHash-1-3, zero key).
+pub fn hash_bytes(data: &[u8]) -> i64 {
+    PythonHash::Sip13.hash_bytes(data)
+}
+
+/// `hash((bytes, t))` of CPython 3.11 for a non-negative small int `t`.
 pub fn hash_bytes_int_tuple(data: &[u8], t: u64) -> i64 {
-    tuple_hash(hash_bytes(data), t)
+    PythonHash::Sip13.hash_bytes_int_tuple(data, t)
 }
 
 /// [`hash_bytes_int_tuple`] of `data` with `data[index]` replaced by `byte`,
@@ -28,10 +117,7 @@ pub fn hash_bytes_int_tuple(data: &[u8], t: u64) -> i64 {
 /// # Panics
 /// If `index` is out of range.
 pub fn hash_bytes_int_tuple_with(data: &[u8], index: usize, byte: u8, t: u64) -> i64 {
-    let flip = u64::from(data[index] ^ byte) << (8 * (index % 8));
-    let h = siphash13(0, 0, data, index / 8, flip) as i64;
-    // CPython reserves -1 as its error value (and data is not empty here).
-    tuple_hash(if h == -1 { -2 } else { h }, t)
+    PythonHash::Sip13.hash_bytes_int_tuple_with(data, index, byte, t)
 }
 
 /// `hash((x, t))` of a bytes object whose hash is `bytes_hash`.
@@ -53,9 +139,17 @@ fn tuple_hash(bytes_hash: i64, t: u64) -> i64 {
     }
 }
 
-/// SipHash-1-3 of `data`, with the 8-byte word number `flip_word` (the tail
-/// counts as the last) XORed with `flip` first.
-fn siphash13(k0: u64, k1: u64, data: &[u8], flip_word: usize, flip: u64) -> u64 {
+/// SipHash-`C`-`D` (`C` compression rounds per word, `D` finalisation rounds) of
+/// `data`, with the 8-byte word number `flip_word` (the tail counts as the last)
+/// XORed with `flip` first. The round counts are const generics so that each
+/// variant's rounds unroll into straight-line code, as a hand-written one would.
+fn siphash<const C: usize, const D: usize>(
+    k0: u64,
+    k1: u64,
+    data: &[u8],
+    flip_word: usize,
+    flip: u64,
+) -> u64 {
     let mut v0 = k0 ^ 0x736f_6d65_7073_6575;
     let mut v1 = k1 ^ 0x646f_7261_6e64_6f6d;
     let mut v2 = k0 ^ 0x6c79_6765_6e65_7261;
@@ -81,17 +175,21 @@ fn siphash13(k0: u64, k1: u64, data: &[u8], flip_word: usize, flip: u64) -> u64 
     for (word, chunk) in (&mut chunks).enumerate() {
         let m = u64::from_le_bytes(chunk.try_into().expect("chunks of 8")) ^ flip_of(word);
         v3 ^= m;
-        round(&mut v0, &mut v1, &mut v2, &mut v3);
+        for _ in 0..C {
+            round(&mut v0, &mut v1, &mut v2, &mut v3);
+        }
         v0 ^= m;
     }
     let mut tail = [0u8; 8];
     tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
     let b = (u64::from_le_bytes(tail) ^ flip_of(data.len() / 8)) | ((data.len() as u64) << 56);
     v3 ^= b;
-    round(&mut v0, &mut v1, &mut v2, &mut v3);
+    for _ in 0..C {
+        round(&mut v0, &mut v1, &mut v2, &mut v3);
+    }
     v0 ^= b;
     v2 ^= 0xff;
-    for _ in 0..3 {
+    for _ in 0..D {
         round(&mut v0, &mut v1, &mut v2, &mut v3);
     }
     v0 ^ v1 ^ v2 ^ v3
@@ -504,6 +602,13 @@ mod tests {
             for index in [0, len / 2, len - 1] {
                 let mut changed = data[..len].to_vec();
                 changed[index] = 200;
+                for hash in [PythonHash::Sip13, PythonHash::Sip24] {
+                    assert_eq!(
+                        hash.hash_bytes_int_tuple_with(&data[..len], index, 200, 9),
+                        hash.hash_bytes_int_tuple(&changed, 9),
+                        "{hash:?}, {len} bytes, byte {index}"
+                    );
+                }
                 assert_eq!(
                     hash_bytes_int_tuple_with(&data[..len], index, 200, 9),
                     hash_bytes_int_tuple(&changed, 9),
@@ -562,12 +667,144 @@ mod tests {
         assert_eq!(rng.next_u32(), PyRandom::new(42).next_u32());
     }
 
+    /// The byte strings of [`CPYTHON_HASHES`]: empty, short, 7 bytes (all tail),
+    /// multiples of 8 (an empty tail), and long (1,027 bytes: many words and a tail).
+    fn hashed_bytes() -> Vec<Vec<u8>> {
+        let mut long: Vec<u8> = (0..=255u8).cycle().take(1024).collect();
+        long.extend_from_slice(b"xyz");
+        vec![
+            b"".to_vec(),
+            b"a".to_vec(),
+            b"abc".to_vec(),
+            b"abcdefg".to_vec(),
+            b"12345678".to_vec(),
+            b"0123456789abcdef".to_vec(),
+            b"hello, world!".to_vec(),
+            long,
+        ]
+    }
+
+    /// Per entry of [`hashed_bytes`]: `hash(b)`, `hash((b, 7))`, `hash((b, 0))`,
+    /// printed by the real interpreters, 3.10.13 (identical on 3.8.18 and 3.9.18)
+    /// and 3.11.7 (identical on 3.12.1 and 3.13.0), each running under
+    /// `PYTHONHASHSEED=0` a script of
+    /// `for b in [...]: print(hash(b), hash((b, 7)), hash((b, 0)))`, the long
+    /// string written `bytes(range(256)) * 4 + b"xyz"`.
+    const CPYTHON_HASHES: [(PythonHash, [[i64; 3]; 8]); 2] = [
+        (
+            PythonHash::Sip24,
+            [
+                [0, -5_903_513_032_161_352_639, -8_458_139_203_682_520_985],
+                [
+                    -7_583_489_610_679_606_711,
+                    -3_835_878_645_088_219_631,
+                    -6_390_504_816_609_387_977,
+                ],
+                [
+                    4_596_069_200_710_135_518,
+                    8_614_996_096_472_085_303,
+                    6_060_369_924_950_916_957,
+                ],
+                [
+                    -6_651_368_143_851_290_504,
+                    -5_039_730_034_338_118_734,
+                    6_454_030_484_865_896_408,
+                ],
+                [
+                    6_766_637_294_834_280_856,
+                    3_386_579_033_417_284_414,
+                    831_952_861_896_116_068,
+                ],
+                [
+                    -7_727_204_972_271_523_916,
+                    -6_342_135_331_215_252_888,
+                    -8_896_761_502_736_421_234,
+                ],
+                [
+                    -6_537_003_263_111_702_803,
+                    -7_129_841_832_317_388_021,
+                    4_363_918_686_886_627_121,
+                ],
+                [
+                    -8_173_371_000_019_494_425,
+                    -4_157_715_425_005_623_270,
+                    -6_712_341_596_526_791_616,
+                ],
+            ],
+        ),
+        (
+            PythonHash::Sip13,
+            [
+                [0, -5_903_513_032_161_352_639, -8_458_139_203_682_520_985],
+                [
+                    4_644_417_185_603_328_019,
+                    3_002_631_249_573_617_466,
+                    448_005_078_052_449_120,
+                ],
+                [
+                    -4_594_863_902_769_663_758,
+                    1_608_643_406_011_755_722,
+                    -945_982_765_509_412_624,
+                ],
+                [
+                    7_904_145_750_247_929_094,
+                    -5_390_704_559_649_383_887,
+                    6_103_055_959_554_631_255,
+                ],
+                [
+                    3_785_724_242_978_802_311,
+                    -224_664_333_170_373_433,
+                    -7_177_647_887_675_909_907,
+                ],
+                [
+                    2_108_444_454_683_020_324,
+                    3_147_761_434_841_093_947,
+                    593_135_263_319_925_601,
+                ],
+                [
+                    6_166_252_634_391_379_154,
+                    8_052_711_871_981_997_761,
+                    5_498_085_700_460_829_415,
+                ],
+                [
+                    1_679_877_861_981_362_439,
+                    -8_853_780_874_769_481_596,
+                    7_038_337_027_418_901_674,
+                ],
+            ],
+        ),
+    ];
+
     #[test]
-    fn bytes_hash_matches_cpython_311_with_hashseed_0() {
-        assert_eq!(hash_bytes(b""), 0);
-        // Values printed by CPython 3.11 under PYTHONHASHSEED=0.
+    fn bytes_hashes_match_cpython_310_and_311_with_hashseed_0() {
+        for (hash, expected) in CPYTHON_HASHES {
+            for (data, [plain, with_7, with_0]) in hashed_bytes().iter().zip(expected) {
+                let what = format!("{hash:?} of {} bytes", data.len());
+                assert_eq!(hash.hash_bytes(data), plain, "{what}");
+                assert_eq!(hash.hash_bytes_int_tuple(data, 7), with_7, "{what}, 7");
+                assert_eq!(hash.hash_bytes_int_tuple(data, 0), with_0, "{what}, 0");
+            }
+        }
+        // The free functions are 3.11's; also printed by CPython 3.11.7.
         assert_eq!(hash_bytes(b"abc"), -4_594_863_902_769_663_758);
         assert_eq!(hash_bytes_int_tuple(b"abc", 5), -5_923_321_117_546_337);
+    }
+
+    #[test]
+    fn python_hash_by_name_and_version() {
+        assert_eq!(PythonHash::default(), PythonHash::Sip13);
+        for hash in [PythonHash::Sip13, PythonHash::Sip24] {
+            assert_eq!(hash.name().parse(), Ok(hash));
+        }
+        assert_eq!(
+            "siphash".parse::<PythonHash>(),
+            Err(UnknownPythonHash("siphash".into()))
+        );
+        assert_eq!(PythonHash::for_version(3, 8), PythonHash::Sip24);
+        assert_eq!(PythonHash::for_version(3, 10), PythonHash::Sip24);
+        assert_eq!(PythonHash::for_version(3, 11), PythonHash::Sip13);
+        assert_eq!(PythonHash::for_version(3, 13), PythonHash::Sip13);
+        assert_eq!(PythonHash::for_version(4, 0), PythonHash::Sip13);
     }
 
     #[test]
