@@ -1,6 +1,6 @@
 """Type stubs of the compiled module (python/src/*.rs)."""
 
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -29,7 +29,10 @@ class NativeEnv:
     timestep: int
     palette_x: int
     global_timestep: int
-    def __init__(self, config_json: str, python_goals: bool = False) -> None: ...
+    python_hash: str
+    def __init__(
+        self, config_json: str, python_goals: bool = False, python_hash: Optional[str] = None
+    ) -> None: ...
     def config_json(self) -> str: ...
     def needs_new_goal(self) -> bool: ...
     def goal_structure_size(self) -> Tuple[int, int, int]: ...
@@ -63,7 +66,13 @@ class NativeVecEnv:
     num_players: int
     num_flat_actions: int
     def __init__(
-        self, config_json: str, num_envs: int, num_threads: int, seed: int, masks: str = "none"
+        self,
+        config_json: str,
+        num_envs: int,
+        num_threads: int,
+        seed: int,
+        masks: str = "none",
+        python_hash: Optional[str] = None,
     ) -> None: ...
     def observe(self) -> Dict[str, np.ndarray]: ...
     def step(self, actions: np.ndarray) -> Dict[str, np.ndarray]: ...

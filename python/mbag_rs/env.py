@@ -17,6 +17,7 @@ import importlib
 import json
 import os
 import random
+import sys
 from datetime import datetime
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -144,6 +145,12 @@ def _native_config(config: MbagConfigDict) -> Tuple[str, bool]:
     return json.dumps(_jsonable(config, "")), python_goals
 
 
+def _python_hash() -> str:
+    """The ``hash(bytes)`` of this interpreter, which seeds teleport choices in the
+    reference: SipHash-1-3 from CPython 3.11, SipHash-2-4 in 3.8 to 3.10."""
+    return "sip13" if sys.version_info >= (3, 11) else "sip24"
+
+
 class MbagEnv:
     """The MBAG environment (the reference's ``mbag.environment.mbag_env.MbagEnv``)."""
 
@@ -152,7 +159,7 @@ class MbagEnv:
     def __init__(self, config: MbagConfigDict):
         self.config = self.get_config(config)
         config_json, python_goals = _native_config(self.config)
-        self._env = _native.NativeEnv(config_json, python_goals)
+        self._env = _native.NativeEnv(config_json, python_goals, python_hash=_python_hash())
         self.goal_generator: Optional[Any] = None
         if python_goals:
             generator = self.config["goal_generator"]

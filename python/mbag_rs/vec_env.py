@@ -6,7 +6,7 @@ from typing import Any, Dict, Optional
 import numpy as np
 
 from . import _native
-from .env import MbagConfigDict, MbagEnv, _native_config
+from .env import MbagConfigDict, MbagEnv, _native_config, _python_hash
 
 
 class MbagVecEnv:
@@ -40,7 +40,9 @@ class MbagVecEnv:
                 "of the reference's goal generator classes"
             )
         threads = num_threads if num_threads is not None else min(num_envs, os.cpu_count() or 1)
-        self._vec = _native.NativeVecEnv(config_json, num_envs, threads, seed, masks)
+        self._vec = _native.NativeVecEnv(
+            config_json, num_envs, threads, seed, masks, python_hash=_python_hash()
+        )
         self.num_envs = num_envs
         self.num_players = self.config["num_players"]
         self.num_flat_actions = self._vec.num_flat_actions

@@ -11,6 +11,7 @@ use mbag_sim::env::{Env, StepInfo, place_goal};
 use mbag_sim::goal::GoalGenerator;
 use mbag_sim::goal::config::{GENERATOR_NAMES, GoalConfig, MBAG_GENERATOR_NAMES, TRANSFORMED_NAME};
 use mbag_sim::inventory::{Inventory, NUM_SLOTS, Slot};
+use mbag_sim::pyhash::PythonHash;
 use mbag_sim::state::EnvState;
 use numpy::{PyArrayDyn, PyReadonlyArrayDyn, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyNotImplementedError, PyValueError};
@@ -92,6 +93,21 @@ pub fn goal_generator_names() -> Vec<&'static str> {
         .collect()
 }
 
+/// The `hash(bytes)` named `name`, or without a name the running interpreter's:
+/// the reference seeds teleport choices with the `hash` of the Python it runs in.
+pub fn python_hash_named(py: Python<'_>, name: Option<&str>) -> PyResult<PythonHash> {
+    match name {
+        Some(name) => name.parse().map_err(errors::python_hash),
+        None => {
+            let version = py.version_info();
+            Ok(PythonHash::for_version(
+                version.major.into(),
+                version.minor.into(),
+            ))
+        }
+    }
+}
+
 /// The simulator of one environment.
 #[pyclass(module = "mbag_rs._native")]
 #[derive(Debug)]
@@ -146,20 +162,41 @@ impl NativeEnv {
 impl NativeEnv {
     /// An environment for a config (JSON, partial or full). With `python_goals`, goals
     /// come from Python through `reset_with_structure` instead of the config's
-    /// generator.
+    /// generator. `python_hash` (`"sip13"` or `"sip24"`) is the `hash(bytes)` that
+    /// seeds teleport choices; by default the running interpreter's.
     #[new]
-    #[pyo3(signature = (config_json, python_goals = false))]
-    fn new(config_json: &str, python_goals: bool) -> PyResult<Self> {
+    #[pyo3(signature = (config_json, python_goals = false, python_hash = None))]
+    fn new(
+        py: Python<'_>,
+        config_json: &str,
+        python_goals: bool,
+        python_hash: Option<&str>,
+    ) -> PyResult<Self> {
+        let hash = python_hash_named(py, python_hash)?;
         let config = parse_config(config_json)?;
         let goals = if python_goals {
             None
         } else {
             Some(Mutex::new(goal_generator(&config)?))
         };
-        Ok(Self {
-            env: Env::new(config),
-            goals,
-        })
+        let mut env = Env::new(config);
+        env.set_python_hash(hash);
+        Ok(Self { env, goals })
+    }
+
+    /// The `hash(bytes)` seeding teleport choices: `"sip13"` or `"sip24"`.
+    #[getter]
+    fn python_hash(&self) -> &'static str {
+        self.env.python_hash().name()
+    }
+
+    /// Seeds teleport choices with another interpreter's `hash(bytes)` from now
+    /// on: replaying episodes recorded on another CPython (the goldens: 3.11).
+    #[setter]
+    fn set_python_hash(&mut self, name: &str) -> PyResult<()> {
+        self.env
+            .set_python_hash(name.parse().map_err(errors::python_hash)?);
+        Ok(())
     }
 
     /// The full config as JSON.

@@ -3,6 +3,7 @@
 use mbag_sim::config::ConfigError;
 use mbag_sim::env::{PlayersOverlapping, StepError};
 use mbag_sim::goal::GoalError;
+use mbag_sim::pyhash::UnknownPythonHash;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -60,4 +61,9 @@ pub fn goal(e: GoalError) -> PyErr {
 /// Players overlapping in an observation.
 pub fn overlapping(e: PlayersOverlapping) -> PyErr {
     PlayersOverlappingError::new_err(e.to_string())
+}
+
+/// A `python_hash` name that is neither `"sip13"` nor `"sip24"`.
+pub fn python_hash(e: UnknownPythonHash) -> PyErr {
+    PyValueError::new_err(e.to_string())
 }

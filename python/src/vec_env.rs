@@ -5,6 +5,7 @@ use mbag_sim::action::Action;
 use mbag_sim::env::Env;
 use mbag_sim::goal::GoalGenerator;
 use mbag_sim::obs::NUM_WORLD_CHANNELS;
+use mbag_sim::pyhash::PythonHash;
 use mbag_sim::vecenv::{EpisodeStarter, MaskMode, VecEnv};
 use numpy::{PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn};
 use pyo3::exceptions::PyValueError;
@@ -14,14 +15,18 @@ use rand::rngs::StdRng;
 use std::sync::Mutex;
 
 use crate::arrays::read;
-use crate::env::{config_from_json, goal_generator};
+use crate::env::{config_from_json, goal_generator, python_hash_named};
 use crate::errors;
 
-/// Starts every episode with a goal from the config's generator.
-struct GeneratedGoals(Box<dyn GoalGenerator>);
+/// Starts every episode with a goal from the config's generator, in an env seeding
+/// teleport choices with the given `hash(bytes)`.
+struct GeneratedGoals(Box<dyn GoalGenerator>, PythonHash);
 
 impl EpisodeStarter for GeneratedGoals {
     fn start(&mut self, env: &mut Env, rng: &mut StdRng) {
+        // The VecEnv builds its envs from the config alone; every episode begins
+        // here, before any step, so the hash is in place for all of them.
+        env.set_python_hash(self.1);
         // The generator was tried once when the VecEnv was built; a generator that
         // gives up later has no caller to report to inside a worker thread.
         env.reset(self.0.as_mut(), rng)
@@ -173,9 +178,11 @@ impl NativeVecEnv {
 #[pymethods]
 impl NativeVecEnv {
     /// `num_envs` environments of a config (JSON) on `num_threads` threads; env `i`
-    /// draws with seed `seed + i`. `masks` is `"none"`, `"no_los"` or `"los"`.
+    /// draws with seed `seed + i`. `masks` is `"none"`, `"no_los"` or `"los"`;
+    /// `python_hash` (`"sip13"` or `"sip24"`) is the `hash(bytes)` that seeds
+    /// teleport choices, by default the running interpreter's.
     #[new]
-    #[pyo3(signature = (config_json, num_envs, num_threads, seed, masks = "none"))]
+    #[pyo3(signature = (config_json, num_envs, num_threads, seed, masks = "none", python_hash = None))]
     fn new(
         py: Python<'_>,
         config_json: &str,
@@ -183,7 +190,9 @@ impl NativeVecEnv {
         num_threads: usize,
         seed: u64,
         masks: &str,
+        python_hash: Option<&str>,
     ) -> PyResult<Self> {
+        let hash = python_hash_named(py, python_hash)?;
         if num_envs == 0 || num_envs > 1 << 16 {
             return Err(PyValueError::new_err(format!(
                 "num_envs must be 1..=65536, not {num_envs}"
@@ -220,6 +229,7 @@ impl NativeVecEnv {
             VecEnv::new(&config, num_envs, num_threads, mask_mode, seed, |_| {
                 Box::new(GeneratedGoals(
                     generators.next().expect("one generator per environment"),
+                    hash,
                 ))
             })
         });

@@ -1,7 +1,9 @@
 """MbagEnv's API: configs, return values, seeding, state and errors."""
 
 import copy
+import json
 import random
+import sys
 
 import numpy as np
 import pytest
@@ -152,6 +154,25 @@ def test_invalid_actions_raise_value_errors_naming_the_problem():
         state = env.get_state()
         state["player_inventories"] = state["player_inventories"][:1]
         env.set_state(state)
+
+
+def test_teleport_hash_follows_the_running_interpreter():
+    # The reference seeds teleport choices with this interpreter's hash(bytes).
+    expected = "sip13" if sys.version_info >= (3, 11) else "sip24"
+    assert MbagEnv(walking_config())._env.python_hash == expected
+    config_json = json.dumps(walking_config())
+    assert mbag_rs._native.NativeEnv(config_json).python_hash == expected
+    for name in ("sip13", "sip24"):
+        assert mbag_rs._native.NativeEnv(config_json, python_hash=name).python_hash == name
+    with pytest.raises(ValueError, match='"sip13" or "sip24"'):
+        mbag_rs._native.NativeEnv(config_json, python_hash="sip")
+    native = mbag_rs._native.NativeEnv(config_json, python_hash="sip24")
+    native.python_hash = "sip13"
+    assert native.python_hash == "sip13"
+    with pytest.raises(ValueError, match='"sip13" or "sip24"'):
+        native.python_hash = "Sip13"
+    with pytest.raises(ValueError, match='"sip13" or "sip24"'):
+        mbag_rs._native.NativeVecEnv(config_json, 1, 1, 0, python_hash="fnv")
 
 
 def test_python_goal_generator_classes_supply_goals():

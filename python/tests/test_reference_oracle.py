@@ -6,8 +6,8 @@ installed; ``scripts/setup`` installs it into ``.deps/python`` from the copy of 
 public source in ``../shared/reference/bench``.
 """
 
+import os
 import random
-import sys
 
 import numpy as np
 import pytest
@@ -52,14 +52,17 @@ SCENARIOS = {
 }
 
 # Teleport destinations come from hash((bytes, int)), whose bytes hash changed in
-# CPython 3.11 (SipHash-1-3); mbag reproduces 3.11's, so compare them on 3.11+.
-if sys.version_info >= (3, 11):
-    SCENARIOS["teleport_palette_basic"] = {
+# CPython 3.11 (SipHash-2-4 before, 1-3 since); mbag_rs follows the interpreter it
+# runs in, so these are compared on every version.
+TELEPORT_SCENARIOS = {
+    "teleport_palette_basic": {
         "num_players": 2,
         "world_size": (6, 6, 6),
         "goal_generator": "basic",
         "abilities": {"teleportation": True, "flying": True, "inf_blocks": False},
-    }
+    },
+}
+SCENARIOS.update(TELEPORT_SCENARIOS)
 
 
 def full(name):
@@ -90,6 +93,14 @@ def same_info(a, b, where):
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_seeded_episode_matches_the_reference(name, seed):
+    # The reference salts hash(bytes) per process unless PYTHONHASHSEED=0, so its
+    # teleport destinations are reproducible (and comparable) only then.
+    if name in TELEPORT_SCENARIOS and os.environ.get("PYTHONHASHSEED") != "0":
+        pytest.skip(
+            "SKIPPED: teleport destinations of the reference depend on hash(bytes), "
+            "deterministic only with PYTHONHASHSEED=0 (scripts/test sets it); "
+            f"PYTHONHASHSEED is {os.environ.get('PYTHONHASHSEED')!r}"
+        )
     config = full(name)
     random.seed(seed)
     np.random.seed(seed)
