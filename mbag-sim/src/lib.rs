@@ -13,6 +13,7 @@ pub mod action;
 pub mod block;
 pub mod config;
 pub mod coords;
+pub mod distribution;
 pub mod env;
 pub mod goal;
 pub mod inventory;
