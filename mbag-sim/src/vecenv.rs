@@ -414,9 +414,15 @@ impl VecEnv {
 
     /// Calls `f(i, slot)` for every environment in order, to read observations,
     /// masks, rewards and infos.
-    pub fn for_each(&self, mut f: impl FnMut(usize, &Slot)) {
-        for (i, slot) in self.shared.slots.iter().enumerate() {
-            f(i, &lock(slot));
+    pub fn for_each(&self, f: impl FnMut(usize, &Slot)) {
+        self.for_each_in(0..self.num_envs, f);
+    }
+
+    /// [`VecEnv::for_each`] over the environments of `range` only; several threads
+    /// may read disjoint (or the same) ranges at once.
+    pub fn for_each_in(&self, range: std::ops::Range<usize>, mut f: impl FnMut(usize, &Slot)) {
+        for (i, slot) in self.shared.slots[range.clone()].iter().enumerate() {
+            f(range.start + i, &lock(slot));
         }
     }
 }

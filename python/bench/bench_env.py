@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Steps per second through the mbag_rs package against the reference, in one process.
 
-The uniform scenarios of ../shared/reference/SPEED.md (world 11x10x10, infinite
+The scenarios of ../shared/reference/SPEED.md (world 11x10x10, infinite
 blocks, CraftAssist train house through the human-study chain, place_wrong -1), run
 three ways in the same process and hour:
 
@@ -11,7 +11,8 @@ three ways in the same process and hour:
   released while Rust works.
 
 Timed as the reference's bench times them: the env step and, where the scenario says
-so, the players' masks; sampling uniformly from the masks is not timed. Resets are
+so, the players' masks (sampling uniformly from them is not timed) or the agents'
+actions (the reference's agents against the package's, which run in Rust). Resets are
 excluded (the vectorised env restarts episodes inside its step, so it pays them).
 
     .deps/python/bin/python python/bench/bench_env.py [--reps 3] [--steps 1000] [--json F]
@@ -50,14 +51,18 @@ SCENARIOS = {
     "uniform_valid_2p_walk_with_los_masks": (False, True, True),
     "uniform_valid_2p_teleport_with_masks": (True, True, False),
 }
-# Agent scenarios of SPEED.md that the package cannot run: its agents live in the
-# mbag crate, which the wheel does not build (it would link libtorch).
-NO_AGENTS = ["lowest_block_agent_1p_teleport", "lowest_block_agent_2p_teleport", "random_agent_2p_walk"]
+# scenario -> (players, teleportation, agent class name): the agents act every step
+# (mask, distribution and sampling timed, as in the reference's bench).
+AGENT_SCENARIOS = {
+    "lowest_block_agent_1p_teleport": (1, True, "LowestBlockAgent"),
+    "lowest_block_agent_2p_teleport": (2, True, "LowestBlockAgent"),
+    "random_agent_2p_walk": (2, False, "RandomAgent"),
+}
 
 
-def ours_config(teleportation):
+def ours_config(teleportation, num_players=2):
     """The reference's config, with goals read by mbag from the shared houses."""
-    config = refenv.env_config(num_players=2, teleportation=teleportation)
+    config = refenv.env_config(num_players=num_players, teleportation=teleportation)
     config = dict(config, goal_generator="TransformedGoalGenerator")
     inner = dict(config["goal_generator_config"])
     inner["goal_generator_config"] = {
@@ -92,6 +97,42 @@ def single(env_class, dist, config, masks_timed, los, seed, steps):
         if dones[0]:
             obs, _ = env.reset()
     return timed
+
+
+def single_agents(env, agent_classes, seed, steps):
+    """One env driven by agents; seconds of their actions and the env's steps."""
+    random.seed(seed)
+    np.random.seed(seed)
+    rng = np.random.default_rng(seed)
+    agents = [cls({}, env.config) for cls in agent_classes]
+
+    def reset():
+        for agent in agents:
+            agent.reset(seed=int(rng.integers(2**31)))
+        return env.reset()[0]
+
+    obs = reset()
+    timed = 0.0
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        actions = [agent.get_action(o) for agent, o in zip(agents, obs)]
+        obs, _, dones, _ = env.step(actions)
+        timed += time.perf_counter() - t0
+        if dones[0]:
+            obs = reset()
+    return timed
+
+
+def vectorised_agents(config, agent, seed, steps, num_envs):
+    """MbagVecEnv with every seat played by the package's agent."""
+    players = config["num_players"]
+    vec = mbag_rs.MbagVecEnv(config, num_envs, seed=seed, agents=[agent] * players)
+    actions = np.zeros((num_envs, players, 3), dtype=np.int64)
+    rounds = max(1, steps // num_envs)
+    t0 = time.perf_counter()
+    for _ in range(rounds):
+        vec.step(actions)
+    return rounds * num_envs, time.perf_counter() - t0
 
 
 def vectorised(config, masks_timed, los, seed, steps, num_envs):
@@ -152,6 +193,29 @@ def main():
             "mbag_rs_vec_env_ratio": med["mbag_rs_vec_env"] / med["reference"],
         }
         print(f"[python bench] {scenario} done", file=sys.stderr, flush=True)
+    from mbag.agents import heuristic_agents
+
+    for scenario, (players, teleportation, agent) in AGENT_SCENARIOS.items():
+        ref_config = refenv.env_config(num_players=players, teleportation=teleportation)
+        our_config = ours_config(teleportation, players)
+        rates = {"reference": [], "mbag_rs_env": [], "mbag_rs_vec_env": []}
+        for rep in range(args.reps):
+            t = single_agents(RefEnv(ref_config), [getattr(heuristic_agents, agent)] * players, rep, args.steps)
+            rates["reference"].append(args.steps / t)
+            ours = [getattr(mbag_rs, agent)] * players
+            t = single_agents(mbag_rs.MbagEnv(our_config), ours, rep, args.steps)
+            rates["mbag_rs_env"].append(args.steps / t)
+            n, t = vectorised_agents(our_config, agent, rep, args.steps * 8, args.vec_envs)
+            rates["mbag_rs_vec_env"].append(n / t)
+        med = {k: statistics.median(v) for k, v in rates.items()}
+        results[scenario] = {
+            "reference_median": med["reference"],
+            "mbag_rs_env_median": med["mbag_rs_env"],
+            "mbag_rs_vec_env_median": med["mbag_rs_vec_env"],
+            "mbag_rs_env_ratio": med["mbag_rs_env"] / med["reference"],
+            "mbag_rs_vec_env_ratio": med["mbag_rs_vec_env"] / med["reference"],
+        }
+        print(f"[python bench] {scenario} done", file=sys.stderr, flush=True)
     out = {
         "what": "env-steps/s through the mbag_rs package and the reference in one process",
         "machine": refenv.machine(),
@@ -161,7 +225,6 @@ def main():
         "steps": args.steps,
         "vec_envs": args.vec_envs,
         "results": results,
-        "not_measured": {s: "the package has no agents yet" for s in NO_AGENTS},
     }
     print(f"mbag_rs from Python {out['python']} (numpy {out['numpy']}), {args.reps} x {args.steps} steps, {out['machine']}")
     print(f"| {'scenario':<40} | {'reference':>10} | {'MbagEnv':>10} | {'ratio':>6} | {'MbagVecEnv':>10} | {'ratio':>6} |")
@@ -171,8 +234,6 @@ def main():
             f"| {s:<40} | {r['reference_median']:>10,.0f} | {r['mbag_rs_env_median']:>10,.0f} | "
             f"{r['mbag_rs_env_ratio']:>5.0f}x | {r['mbag_rs_vec_env_median']:>10,.0f} | {r['mbag_rs_vec_env_ratio']:>5.0f}x |"
         )
-    for s in NO_AGENTS:
-        print(f"| {s:<40} | {'-':>10} | {'-':>10} | {'-':>6} | {'-':>10} | {'-':>6} |  (no agents in the package yet)")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)

@@ -9,6 +9,7 @@ vectorised env (:class:`MbagVecEnv`) that steps many environments in one call.
 from ._native import GoalGenerationError, PlayersOverlappingError
 from .action_distributions import MbagActionDistribution
 from .actions import MbagAction, MbagActionTuple
+from .agents import LowestBlockAgent, MbagAgent, MovementAgent, NoopAgent, RandomAgent
 from .blocks import MinecraftBlocks
 from .env import ALL_GOAL_GENERATORS, DEFAULT_CONFIG, MbagConfigDict, MbagEnv
 from .vec_env import MbagVecEnv
@@ -17,6 +18,11 @@ __all__ = [
     "ALL_GOAL_GENERATORS",
     "DEFAULT_CONFIG",
     "GoalGenerationError",
+    "LowestBlockAgent",
+    "MbagAgent",
+    "MovementAgent",
+    "NoopAgent",
+    "RandomAgent",
     "MbagAction",
     "MbagActionDistribution",
     "MbagActionTuple",

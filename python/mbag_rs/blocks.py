@@ -5,22 +5,13 @@ from typing import Dict, List, Set, Tuple
 
 import numpy as np
 
+from . import _native
+
 
 class MinecraftBlocks:
     """Block ids and block states of a ``(W, H, D)`` volume."""
 
-    ID2NAME: List[str] = [
-        "air",
-        "bedrock",
-        "dirt",
-        "cobblestone",
-        "glass",
-        "log",
-        "planks",
-        "stone",
-        "stonebrick",
-        "wool",
-    ]
+    ID2NAME: List[str] = list(_native.block_names())
     NAME2ID: Dict[str, int] = {
         **{name: block_id for block_id, name in enumerate(ID2NAME)},
         # Names Minecraft uses for blocks the game treats as these.

@@ -1,7 +1,7 @@
 """Many environments stepped in one call (threads in Rust, the GIL released)."""
 
 import os
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Sequence
 
 import numpy as np
 
@@ -19,6 +19,12 @@ class MbagVecEnv:
     that just ended) and, with ``masks="no_los"`` or ``"los"``, ``masks``
     ``(E, P, N)``. Environment ``i`` draws from seed ``seed + i``.
 
+    ``agents`` seats agents inside the env, one entry per player: the name of one of
+    the package's agents (``"LowestBlockAgent"``, ``"RandomAgent"``, ...) plays that
+    player in every environment, ``None`` leaves it to the caller. The seated players'
+    rows of ``actions`` are ignored, and ``step`` adds ``actions`` ``(E, P, 3)``: what
+    every player did.
+
     The arrays are allocated once and refilled by every ``step`` and ``observe`` (as
     in other vectorised envs): copy what must outlive the next call.
     """
@@ -31,6 +37,7 @@ class MbagVecEnv:
         num_threads: Optional[int] = None,
         seed: int = 0,
         masks: str = "none",
+        agents: Optional[Sequence[Optional[str]]] = None,
     ):
         self.config = MbagEnv.get_config(config)
         config_json, python_goals = _native_config(self.config)
@@ -41,7 +48,13 @@ class MbagVecEnv:
             )
         threads = num_threads if num_threads is not None else min(num_envs, os.cpu_count() or 1)
         self._vec = _native.NativeVecEnv(
-            config_json, num_envs, threads, seed, masks, python_hash=_python_hash()
+            config_json,
+            num_envs,
+            threads,
+            seed,
+            masks,
+            python_hash=_python_hash(),
+            agents=None if agents is None else [None if a is None else str(a) for a in agents],
         )
         self.num_envs = num_envs
         self.num_players = self.config["num_players"]

@@ -14,7 +14,8 @@ use pyo3::types::PyDict;
 use rand::rngs::StdRng;
 use std::sync::Mutex;
 
-use crate::arrays::read;
+use crate::agents::SimAgent;
+use crate::arrays::{owned, read};
 use crate::env::{config_from_json, goal_generator, python_hash_named};
 use crate::errors;
 
@@ -54,10 +55,46 @@ pub struct NativeVecEnv {
     num_envs: usize,
     num_players: usize,
     flat_len: usize,
+    /// The threads stepping the envs, which also copy their results out.
+    threads: usize,
+    /// Per environment, per player, the agent that plays that seat (`None`: the
+    /// caller's actions).
+    seats: Mutex<Seats>,
     /// The arrays every step fills and returns, allocated once: a step copies the
     /// environments' buffers into memory numpy already owns (fresh arrays each step
     /// would cost page faults of megabytes of masks per call).
     out: Outputs,
+}
+
+/// The agents of the seats the vectorised env plays itself.
+#[derive(Debug)]
+struct Seats {
+    agents: Vec<Vec<Option<SimAgent>>>,
+    /// Episodes started per environment, for the agents' seeds.
+    episodes: Vec<u64>,
+    seed: u64,
+}
+
+impl Seats {
+    fn any(&self) -> bool {
+        self.agents.iter().flatten().any(Option::is_some)
+    }
+
+    /// Reseeds environment `env`'s agents for its next episode: distinct per
+    /// environment, player and episode, the same for the same `seed`.
+    fn start_episode(&mut self, env: usize) {
+        let episode = self.episodes[env];
+        self.episodes[env] += 1;
+        for (p, agent) in self.agents[env].iter_mut().enumerate() {
+            if let Some(agent) = agent {
+                let mixed = self.seed
+                    ^ (env as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                    ^ (p as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
+                    ^ episode.wrapping_mul(0x1656_67B1_9E37_79F9);
+                agent.reset(mixed);
+            }
+        }
+    }
 }
 
 /// The output arrays of [`NativeVecEnv`].
@@ -94,24 +131,51 @@ impl Outputs {
 }
 
 /// Writes each environment's part into its row of `out` (C order: the first axis is
-/// the environment), straight into numpy's memory.
-fn fill<T: numpy::Element>(
+/// the environment), straight into numpy's memory, on the vectorised env's threads'
+/// worth of threads with the GIL released: the masks alone are tens of kilobytes per
+/// environment, and one thread copying them would cost more than the step.
+fn fill<T: numpy::Element + Send>(
     py: Python<'_>,
     out: &Py<PyArrayDyn<T>>,
     vec: &VecEnv,
-    mut part: impl FnMut(&mbag_sim::vecenv::Slot, &mut [T]),
+    threads: usize,
+    part: impl Fn(&mbag_sim::vecenv::Slot, &mut [T]) + Sync,
 ) -> PyResult<()> {
     let bound = out.bind(py);
     let mut writer = bound.readwrite();
     let slice = writer
         .as_slice_mut()
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let per_env = slice.len() / vec.num_envs();
-    let mut rows = slice.chunks_exact_mut(per_env);
-    vec.for_each(|_, slot| {
-        if let Some(row) = rows.next() {
-            part(slot, row);
-        }
+    let envs = vec.num_envs();
+    let per_env = slice.len() / envs;
+    let fill_range = |first: usize, rows: &mut [T]| {
+        let count = rows.len() / per_env;
+        let mut rows = rows.chunks_exact_mut(per_env);
+        vec.for_each_in(first..first + count, |_, slot| {
+            if let Some(row) = rows.next() {
+                part(slot, row);
+            }
+        });
+    };
+    // Small outputs are not worth a thread.
+    let threads = if std::mem::size_of_val(slice) < 1 << 18 {
+        1
+    } else {
+        threads.clamp(1, envs)
+    };
+    py.detach(|| {
+        let per_thread = envs.div_ceil(threads);
+        std::thread::scope(|scope| {
+            let mut chunks = slice.chunks_mut(per_thread * per_env).enumerate();
+            let first = chunks.next();
+            for (c, rows) in chunks {
+                let fill_range = &fill_range;
+                scope.spawn(move || fill_range(c * per_thread, rows));
+            }
+            if let Some((_, rows)) = first {
+                fill_range(0, rows);
+            }
+        });
     });
     Ok(())
 }
@@ -129,34 +193,36 @@ impl NativeVecEnv {
     /// Fills the output arrays from every environment and returns them in a dict.
     fn collect<'py>(&self, py: Python<'py>, vec: &VecEnv) -> PyResult<Bound<'py, PyDict>> {
         let out = &self.out;
-        fill(py, &out.world, vec, |slot, row| {
+        fill(py, &out.world, vec, self.threads, |slot, row| {
             concat(row, slot.observations.iter().map(|o| o.world.as_slice()));
         })?;
-        fill(py, &out.inventory, vec, |slot, row| {
+        fill(py, &out.inventory, vec, self.threads, |slot, row| {
             concat(
                 row,
                 slot.observations.iter().map(|o| o.inventory.as_slice()),
             );
         })?;
-        fill(py, &out.timestep, vec, |slot, row| {
+        fill(py, &out.timestep, vec, self.threads, |slot, row| {
             for (dst, obs) in row.iter_mut().zip(&slot.observations) {
                 *dst = i64::from(obs.timestep);
             }
         })?;
-        fill(py, &out.rewards, vec, |slot, row| {
+        fill(py, &out.rewards, vec, self.threads, |slot, row| {
             row.copy_from_slice(&slot.rewards)
         })?;
-        fill(py, &out.goal_percentage, vec, |slot, row| {
+        fill(py, &out.goal_percentage, vec, self.threads, |slot, row| {
             for (dst, info) in row.iter_mut().zip(&slot.infos) {
                 *dst = info.goal_percentage;
             }
         })?;
-        fill(py, &out.dones, vec, |slot, row| row[0] = slot.done)?;
-        fill(py, &out.returns, vec, |slot, row| {
+        fill(py, &out.dones, vec, self.threads, |slot, row| {
+            row[0] = slot.done
+        })?;
+        fill(py, &out.returns, vec, self.threads, |slot, row| {
             row.copy_from_slice(&slot.finished_returns);
         })?;
         if let Some(masks) = &out.masks {
-            fill(py, masks, vec, |slot, row| {
+            fill(py, masks, vec, self.threads, |slot, row| {
                 concat(row, slot.masks.iter().map(Vec::as_slice));
             })?;
         }
@@ -180,9 +246,12 @@ impl NativeVecEnv {
     /// `num_envs` environments of a config (JSON) on `num_threads` threads; env `i`
     /// draws with seed `seed + i`. `masks` is `"none"`, `"no_los"` or `"los"`;
     /// `python_hash` (`"sip13"` or `"sip24"`) is the `hash(bytes)` that seeds
-    /// teleport choices, by default the running interpreter's.
+    /// teleport choices, by default the running interpreter's. `agents`, one entry
+    /// per player, names the agent (`"LowestBlockAgent"`, ...) that plays that seat
+    /// in every environment, or `None` where the caller's actions play.
     #[new]
-    #[pyo3(signature = (config_json, num_envs, num_threads, seed, masks = "none", python_hash = None))]
+    #[pyo3(signature = (config_json, num_envs, num_threads, seed, masks = "none", python_hash = None, agents = None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         config_json: &str,
@@ -191,6 +260,7 @@ impl NativeVecEnv {
         seed: u64,
         masks: &str,
         python_hash: Option<&str>,
+        agents: Option<Vec<Option<String>>>,
     ) -> PyResult<Self> {
         let hash = python_hash_named(py, python_hash)?;
         if num_envs == 0 || num_envs > 1 << 16 {
@@ -233,12 +303,36 @@ impl NativeVecEnv {
                 ))
             })
         });
+        let names = agents.unwrap_or_else(|| vec![None; num_players]);
+        if names.len() != num_players {
+            return Err(PyValueError::new_err(format!(
+                "agents names {} seats; the env has {num_players} players",
+                names.len()
+            )));
+        }
+        let mut seats = Seats {
+            agents: (0..num_envs)
+                .map(|_| {
+                    names
+                        .iter()
+                        .map(|n| n.as_deref().map(|n| SimAgent::new(n, &config)).transpose())
+                        .collect::<PyResult<Vec<_>>>()
+                })
+                .collect::<PyResult<Vec<_>>>()?,
+            episodes: vec![0; num_envs],
+            seed,
+        };
+        for env in 0..num_envs {
+            seats.start_episode(env);
+        }
         let masks = (mask_mode != MaskMode::None).then_some(flat_len);
         Ok(Self {
             inner: Mutex::new(vec),
             num_envs,
             num_players,
             flat_len,
+            threads: num_threads.clamp(1, num_envs),
+            seats: Mutex::new(seats),
             out: Outputs::new(py, num_envs, num_players, world, masks),
         })
     }
@@ -300,7 +394,40 @@ impl NativeVecEnv {
         }
         let mut guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         let vec: &mut VecEnv = &mut guard;
-        py.detach(|| vec.step(&parsed)).map_err(errors::step)?;
-        self.collect(py, vec)
+        let mut seats_guard = self.seats.lock().unwrap_or_else(|e| e.into_inner());
+        let seats: &mut Seats = &mut seats_guard;
+        let players = self.num_players;
+        let played = py.detach(|| {
+            if seats.any() {
+                // The seated agents act on the observations the envs returned last.
+                let agents = &mut seats.agents;
+                vec.for_each(|i, slot| {
+                    for (p, agent) in agents[i].iter_mut().enumerate() {
+                        if let Some(agent) = agent {
+                            parsed[i * players + p] = agent.act(&slot.observations[p]);
+                        }
+                    }
+                });
+            }
+            vec.step(&parsed).map(|()| parsed)
+        });
+        let played = played.map_err(errors::step)?;
+        if seats.any() {
+            let mut ended = Vec::new();
+            vec.for_each(|i, slot| {
+                if slot.done {
+                    ended.push(i);
+                }
+            });
+            for i in ended {
+                seats.start_episode(i);
+            }
+        }
+        let dict = self.collect(py, vec)?;
+        if seats.any() {
+            let tuples: Vec<i64> = played.iter().flat_map(|a| a.to_tuple()).collect();
+            dict.set_item("actions", owned(py, tuples, &[self.num_envs, players, 3])?)?;
+        }
+        Ok(dict)
     }
 }
