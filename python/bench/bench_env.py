@@ -164,6 +164,18 @@ def vectorised(config, masks_timed, los, seed, steps, num_envs):
     return rounds * num_envs, timed
 
 
+def summary(rates):
+    """Medians over the repetitions, and the package's ratios to the reference."""
+    med = {k: statistics.median(v) for k, v in rates.items()}
+    return {
+        "reference_median": med["reference"],
+        "mbag_rs_env_median": med["mbag_rs_env"],
+        "mbag_rs_vec_env_median": med["mbag_rs_vec_env"],
+        "mbag_rs_env_ratio": med["mbag_rs_env"] / med["reference"],
+        "mbag_rs_vec_env_ratio": med["mbag_rs_vec_env"] / med["reference"],
+    }
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=3)
@@ -184,14 +196,7 @@ def main():
             rates["mbag_rs_env"].append(args.steps / t)
             n, t = vectorised(our_config, masks_timed, los, seed, args.steps * 8, args.vec_envs)
             rates["mbag_rs_vec_env"].append(n / t)
-        med = {k: statistics.median(v) for k, v in rates.items()}
-        results[scenario] = {
-            "reference_median": med["reference"],
-            "mbag_rs_env_median": med["mbag_rs_env"],
-            "mbag_rs_vec_env_median": med["mbag_rs_vec_env"],
-            "mbag_rs_env_ratio": med["mbag_rs_env"] / med["reference"],
-            "mbag_rs_vec_env_ratio": med["mbag_rs_vec_env"] / med["reference"],
-        }
+        results[scenario] = summary(rates)
         print(f"[python bench] {scenario} done", file=sys.stderr, flush=True)
     from mbag.agents import heuristic_agents
 
@@ -207,14 +212,7 @@ def main():
             rates["mbag_rs_env"].append(args.steps / t)
             n, t = vectorised_agents(our_config, agent, rep, args.steps * 8, args.vec_envs)
             rates["mbag_rs_vec_env"].append(n / t)
-        med = {k: statistics.median(v) for k, v in rates.items()}
-        results[scenario] = {
-            "reference_median": med["reference"],
-            "mbag_rs_env_median": med["mbag_rs_env"],
-            "mbag_rs_vec_env_median": med["mbag_rs_vec_env"],
-            "mbag_rs_env_ratio": med["mbag_rs_env"] / med["reference"],
-            "mbag_rs_vec_env_ratio": med["mbag_rs_vec_env"] / med["reference"],
-        }
+        results[scenario] = summary(rates)
         print(f"[python bench] {scenario} done", file=sys.stderr, flush=True)
     out = {
         "what": "env-steps/s through the mbag_rs package and the reference in one process",
