@@ -156,6 +156,10 @@ where
     }
 }
 
+/// Remote self-play workers (`--ray-workers`).
+pub const WORKERS: RangeInclusive<u64> = 1..=4096;
+/// A remote self-play worker's index (`--index`).
+pub const WORKER_INDEX: RangeInclusive<u64> = 0..=4095;
 /// Threads of any kind (`--threads`, `--torch-threads`, `--lanes`, ...).
 pub const THREADS: RangeInclusive<u64> = 1..=1024;
 /// Episodes, goals and other repetitions of whole runs.

@@ -76,6 +76,12 @@ pub enum TrainCommand {
     ///
     /// mbag evaluate --human heuristic:lowest_block --assistant az:runs/az/model.json --goals tutorial --world-size 6x6x6 --horizon 100
     Assistant(AssistantArgs),
+    /// One self-play worker of `mbag train assistant --ray`, started by Ray on a
+    /// node of the cluster: it connects to the learner, plays each iteration's
+    /// share of environments with the weights it is sent and sends the fragments
+    /// back, until the learner stops.
+    #[command(hide = true)]
+    AssistantWorker(train_assistant::WorkerArgs),
     /// Summarise a cross-validation: the last validation of each fold's
     /// `train bc` run (`--fold K/N`), side by side, with the mean over folds ±
     /// its standard error and the cross-entropy pooled over every held-out
@@ -161,6 +167,7 @@ pub fn run(command: TrainCommand) -> anyhow::Result<u8> {
     match command {
         TrainCommand::Bc(args) => run_bc(args),
         TrainCommand::Assistant(args) => train_assistant::run(args),
+        TrainCommand::AssistantWorker(args) => train_assistant::run_worker(args),
         TrainCommand::Cv(args) => run_cv(&args),
     }
 }

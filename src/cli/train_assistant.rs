@@ -11,6 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::agents::spec::{AgentSpec, StandardAgents};
 use crate::nn::{DeviceChoice, Precision, ServiceAgents, ServiceConfig};
 use crate::train::assistant::config::AssistantTrainConfig;
+use crate::train::assistant::remote::RemoteSettings;
 use crate::train::assistant::trainer::{self, IterationReport, RunOptions};
 
 /// Arguments of `mbag train assistant`.
@@ -59,9 +60,108 @@ pub struct AssistantArgs {
     /// the goal is then the recording's.
     #[arg(long, value_name = "DIR")]
     pub starts: Option<std::path::PathBuf>,
+    /// Play self-play on Ray: the Ray cluster at ADDRESS (`ray start --head`
+    /// prints it) runs `--ray-workers` workers as actors, each an `mbag train
+    /// assistant-worker` process that plays its share of the iteration's
+    /// environments with the weights this learner sends and sends back its
+    /// fragments (python/RAY.md). Needs the mbag_rs package and Ray in
+    /// `--ray-python`, and this binary and the run's files at the same paths on
+    /// every node.
+    #[arg(long, value_name = "ADDRESS")]
+    pub ray: Option<String>,
+    /// Self-play workers on Ray; the iteration's environments are shared among
+    /// them.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::WORKERS))]
+    pub ray_workers: usize,
+    /// Where the learner listens for its workers (with --ray). Loopback by
+    /// default, which serves a cluster on this machine; a multi-machine cluster
+    /// needs an address its nodes reach, e.g. 0.0.0.0:7799.
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:0")]
+    pub listen: std::net::SocketAddr,
+    /// The Python that starts the workers on Ray (with ray and mbag_rs installed;
+    /// scripts/ray-example makes .deps/ray).
+    #[arg(long, value_name = "PYTHON", default_value = ".deps/ray/bin/python")]
+    pub ray_python: PathBuf,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// Arguments of `mbag train assistant-worker`.
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// The learner's HOST:PORT (`mbag train assistant --ray` starts workers with it).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub learner: String,
+    /// This worker's index among the learner's workers.
+    #[arg(long, value_name = "I", value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::WORKER_INDEX))]
+    pub index: usize,
+    /// Where the network plays: cpu, cuda, or auto.
+    #[arg(long, value_name = "DEVICE", default_value_t = DeviceChoice::Auto)]
+    pub device: DeviceChoice,
+}
+
+/// Runs `mbag train assistant-worker`: self-play for a learner until it stops.
+pub fn run_worker(args: WorkerArgs) -> anyhow::Result<u8> {
+    let device = args
+        .device
+        .resolve()
+        .with_context(|| format!("--device {}", args.device))?;
+    super::torch_threads::apply(None, args.device, usize::MAX);
+    let factory = StandardAgents::with_network(Arc::new(ServiceAgents::new(
+        args.device,
+        ServiceConfig::default(),
+    )));
+    crate::train::assistant::remote::run_worker(&args.learner, args.index, &factory, device)
+        .with_context(|| format!("self-play worker {} of {}", args.index, args.learner))?;
+    Ok(0)
+}
+
+/// Binds the learner's port and starts the workers on Ray; the launcher process
+/// ends when its workers have.
+fn start_ray_workers(
+    args: &AssistantArgs,
+    address: &str,
+) -> anyhow::Result<(RemoteSettings, std::process::Child)> {
+    let listener = std::net::TcpListener::bind(args.listen)
+        .with_context(|| format!("--listen {}", args.listen))?;
+    let bound = listener.local_addr()?;
+    if !bound.ip().is_loopback() {
+        log::warn!(
+            "the learner listens on {bound}, beyond loopback: any host that reaches it can join as a worker"
+        );
+    }
+    let mbag = std::env::current_exe().context("finding this mbag binary")?;
+    let cwd = std::env::current_dir()?;
+    let child = std::process::Command::new(&args.ray_python)
+        .args(["-m", "mbag_rs.ray_workers", "--address", address])
+        .arg("--learner")
+        .arg(bound.to_string())
+        .arg("--workers")
+        .arg(args.ray_workers.to_string())
+        .arg("--mbag")
+        .arg(&mbag)
+        .arg("--cwd")
+        .arg(&cwd)
+        .spawn()
+        .with_context(|| {
+            format!(
+                "starting the Ray workers with {} (scripts/ray-example sets up .deps/ray)",
+                args.ray_python.display()
+            )
+        })?;
+    println!(
+        "learner on {bound}: {} self-play workers on Ray at {address}",
+        args.ray_workers
+    );
+    Ok((
+        RemoteSettings {
+            listener: Arc::new(listener),
+            workers: args.ray_workers,
+            connect_timeout: std::time::Duration::from_secs(300),
+        },
+        child,
+    ))
 }
 
 /// Runs `mbag train assistant`.
@@ -122,7 +222,15 @@ pub fn run(args: AssistantArgs) -> anyhow::Result<u8> {
             bar.set_message(line);
         }
     };
+    let (remote, launcher) = match &args.ray {
+        Some(address) => {
+            let (settings, child) = start_ray_workers(&args, address)?;
+            (Some(settings), Some(child))
+        }
+        None => (None, None),
+    };
     let options = RunOptions {
+        remote,
         human: args.human.clone(),
         out: args.out.clone(),
         device,
@@ -138,7 +246,19 @@ pub fn run(args: AssistantArgs) -> anyhow::Result<u8> {
             None => None,
         },
     };
-    let summary = trainer::train(&config, &options, &factory, &mut on_iteration)?;
+    let summary = trainer::train(&config, &options, &factory, &mut on_iteration);
+    // The workers stop when the learner's connections close (on success and on
+    // failure alike); then their launcher ends.
+    if let Some(mut launcher) = launcher {
+        match launcher.wait() {
+            Ok(status) if !status.success() => {
+                log::warn!("the Ray workers' launcher ended with {status}")
+            }
+            Ok(_) => {}
+            Err(e) => log::warn!("waiting for the Ray workers' launcher: {e}"),
+        }
+    }
+    let summary = summary?;
     bar.finish_and_clear();
     println!(
         "{} iterations done; model {} (metrics in {})",

@@ -43,6 +43,8 @@ const ZERO_ALLOWED: &[&str] = &[
     "step",
     "history",
     "eval-episodes",
+    // Remote self-play workers count from 0.
+    "index",
 ];
 
 /// Every option taking a numeric value, as (subcommand path, long name).

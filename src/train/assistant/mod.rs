@@ -17,6 +17,7 @@ pub mod config;
 pub mod goal_eval;
 pub mod loss;
 pub mod partial_builds;
+pub mod remote;
 pub mod replay;
 pub mod replay_file;
 pub mod selfplay;
@@ -73,4 +74,7 @@ pub enum AssistantError {
     /// libtorch failed.
     #[error("libtorch: {0}")]
     Torch(#[from] tch::TchError),
+    /// Self-play on remote workers failed (`--ray`).
+    #[error("remote self-play: {0}")]
+    Remote(#[from] remote::RemoteError),
 }

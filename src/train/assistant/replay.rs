@@ -137,6 +137,11 @@ impl ReplayBuffer {
         self.fragments.iter()
     }
 
+    /// The fragments held, oldest first, taken out of the buffer.
+    pub fn into_fragments(self) -> impl Iterator<Item = Fragment> {
+        self.fragments.into_iter()
+    }
+
     /// Samples held.
     pub fn len(&self) -> usize {
         self.samples

@@ -26,6 +26,7 @@ use super::config::{Corpus, ResolvedConfig};
 use super::goal_eval::HeldOutGoals;
 use super::loss::{Coefficients, LossTerms, Predictions, assistant_loss};
 use super::partial_builds::PartialBuilds;
+use super::remote::{RemoteSettings, RemoteWorkers, SharedSetup};
 use super::replay::{Fragment, ReplayBuffer, Sample};
 use super::replay_file::{REPLAY_FILE, ReplayShape, read_replay, write_replay};
 use super::selfplay::{Collection, SelfPlay, SelfPlaySettings};
@@ -66,6 +67,9 @@ pub struct RunOptions {
     /// Recorded moments self-play episodes start from (`--starts DIR`), instead
     /// of fresh worlds on the config's goals.
     pub starts: Option<Arc<Starts>>,
+    /// Self-play on workers that connect to this port (`--ray`), instead of on
+    /// this process's threads.
+    pub remote: Option<RemoteSettings>,
 }
 
 /// What one iteration did, for progress displays.
@@ -214,8 +218,34 @@ pub fn train(
     let seed = t.seed.wrapping_add(start.wrapping_mul(0x9e37_79b9));
     // Only the corpus in use is built: self-play's environments and human
     // models cost a model load per environment.
-    let mut source = match t.corpus {
-        Corpus::SelfPlay => Source::SelfPlay(SelfPlay::new(
+    let mut source = match (&t.corpus, &options.remote) {
+        (Corpus::SelfPlay, Some(remote)) => {
+            let shape = ReplayShape {
+                size: config.env.world_size,
+                num_players: config.env.num_players,
+                n_actions: config.model.n_actions(),
+            };
+            let setup = SharedSetup {
+                config: serde_json::to_string(&config.file).expect("configs serialise"),
+                human: options.human.clone(),
+                num_envs: t.num_envs,
+                threads,
+                seed,
+                rollout_len: t.rollout_len,
+                keep_goal_logits,
+                line_of_sight,
+            };
+            log::info!(
+                "waiting for {} self-play workers on {}",
+                remote.workers,
+                remote
+                    .listener
+                    .local_addr()
+                    .map_or("?".into(), |a| a.to_string())
+            );
+            Source::Remote(RemoteWorkers::accept(remote, &setup, shape)?)
+        }
+        (Corpus::SelfPlay, None) => Source::SelfPlay(SelfPlay::new(
             &SelfPlaySettings {
                 env: config.env.clone(),
                 goals: config.goals.clone(),
@@ -232,7 +262,14 @@ pub fn train(
             factory,
             keep_goal_logits,
         )?),
-        Corpus::PartialBuilds => {
+        (Corpus::PartialBuilds, Some(_)) => {
+            return Err(AssistantError::Config {
+                path: "training.corpus".into(),
+                message: "partial_builds are made on the learner; --ray plays self-play only"
+                    .into(),
+            });
+        }
+        (Corpus::PartialBuilds, None) => {
             if !model.initial_state(1).is_empty() {
                 return Err(AssistantError::Config {
                     path: "training.corpus".into(),
@@ -284,6 +321,12 @@ pub fn train(
     let started = std::time::Instant::now();
     for iteration in start..iterations {
         let (collected, service_stats) = match &mut source {
+            Source::Remote(workers) => (
+                workers
+                    .collect(&model, iteration)
+                    .map_err(AssistantError::from),
+                crate::nn::ServiceStats::default(),
+            ),
             Source::PartialBuilds(builds) => (
                 builds.collect(t.num_envs * t.rollout_len),
                 crate::nn::ServiceStats::default(),
@@ -451,6 +494,8 @@ pub fn train(
 enum Source {
     SelfPlay(SelfPlay),
     PartialBuilds(PartialBuilds),
+    /// Self-play on workers elsewhere (`--ray`).
+    Remote(RemoteWorkers),
 }
 
 /// Run-wide counters kept in the checkpoint's `extra`.
