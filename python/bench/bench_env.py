@@ -145,9 +145,17 @@ def vectorised(config, masks_timed, los, seed, steps, num_envs):
     rounds = max(1, steps // num_envs)
     timed = 0.0
     for _ in range(rounds):
-        # Uniform over each player's valid actions (untimed, as in the reference).
-        scores = rng.random(out["masks"].shape) * out["masks"]
-        actions = mapping[scores.argmax(axis=-1)]
+        # Uniform over each player's valid actions (untimed, as in the reference),
+        # drawn row by row as the reference's bench draws them: a whole-batch
+        # random array of the masks' size would be tens of megabytes, evicting
+        # the caches the timed step then runs from.
+        masks = out["masks"]
+        actions = np.stack(
+            [
+                mapping[[rng.choice(np.flatnonzero(row)) for row in env_masks]]
+                for env_masks in masks
+            ]
+        )
         t0 = time.perf_counter()
         out = vec.step(actions)
         timed += time.perf_counter() - t0

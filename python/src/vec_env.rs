@@ -131,9 +131,9 @@ impl Outputs {
 }
 
 /// Writes each environment's part into its row of `out` (C order: the first axis is
-/// the environment), straight into numpy's memory, on the vectorised env's threads'
-/// worth of threads with the GIL released: the masks alone are tens of kilobytes per
-/// environment, and one thread copying them would cost more than the step.
+/// the environment), straight into numpy's memory, on as many threads as step the
+/// envs: the masks alone are tens of kilobytes per environment, and one thread
+/// copying them would cost more than the step.
 fn fill<T: numpy::Element + Send>(
     py: Python<'_>,
     out: &Py<PyArrayDyn<T>>,
@@ -163,19 +163,19 @@ fn fill<T: numpy::Element + Send>(
     } else {
         threads.clamp(1, envs)
     };
-    py.detach(|| {
-        let per_thread = envs.div_ceil(threads);
-        std::thread::scope(|scope| {
-            let mut chunks = slice.chunks_mut(per_thread * per_env).enumerate();
-            let first = chunks.next();
-            for (c, rows) in chunks {
-                let fill_range = &fill_range;
-                scope.spawn(move || fill_range(c * per_thread, rows));
-            }
-            if let Some((_, rows)) = first {
-                fill_range(0, rows);
-            }
-        });
+    // The GIL stays held: Python code in another thread must not read the array
+    // while it is written (numpy's borrow checking sees only Rust's borrows).
+    let per_thread = envs.div_ceil(threads);
+    std::thread::scope(|scope| {
+        let mut chunks = slice.chunks_mut(per_thread * per_env).enumerate();
+        let first = chunks.next();
+        for (c, rows) in chunks {
+            let fill_range = &fill_range;
+            scope.spawn(move || fill_range(c * per_thread, rows));
+        }
+        if let Some((_, rows)) = first {
+            fill_range(0, rows);
+        }
     });
     Ok(())
 }
