@@ -55,8 +55,6 @@ pub struct Slot {
     pub env: Env,
     /// Per player, the latest observation.
     pub observations: Vec<Observation>,
-    /// Per player, the latest flat mask (empty with [`MaskMode::None`]).
-    pub masks: Vec<Vec<bool>>,
     /// Per player, what the next mask can be updated from.
     mask_caches: Vec<mask::MaskCache>,
     /// Per player, the rewards of the last step.
@@ -73,6 +71,13 @@ pub struct Slot {
     rng: StdRng,
     starter: Box<dyn EpisodeStarter>,
     error: Option<StepError>,
+}
+
+impl Slot {
+    /// Player `p`'s latest flat mask (empty with [`MaskMode::None`]).
+    pub fn mask(&self, p: usize) -> &[bool] {
+        self.mask_caches[p].mask()
+    }
 }
 
 impl std::fmt::Debug for dyn EpisodeStarter {
@@ -100,12 +105,13 @@ impl Slot {
             let _ = self.env.observe(p, &mut self.observations[p]);
             if let Some(los) = los {
                 let env = &self.env;
-                self.mask_caches[p].compute(
+                // Kept in the cache, not copied out: a reader takes it from there
+                // (`Slot::mask`), which saves a copy of every flat action per step.
+                self.mask_caches[p].update(
                     &self.observations[p],
                     env.config().abilities,
                     env.layout(),
                     los,
-                    &mut self.masks[p],
                 );
             }
         }
@@ -284,14 +290,8 @@ impl VecEnv {
         let mut slots = Vec::with_capacity(num_envs);
         for i in 0..num_envs {
             let env = template.clone();
-            let mask_len = if mask_mode == MaskMode::None {
-                0
-            } else {
-                env.layout().len()
-            };
             let mut slot = Slot {
                 observations: (0..num_players).map(|_| env.new_observation()).collect(),
-                masks: vec![vec![false; mask_len]; num_players],
                 mask_caches: vec![mask::MaskCache::default(); num_players],
                 rewards: vec![0.0; num_players],
                 infos: env.reset_infos(),
@@ -502,7 +502,7 @@ mod tests {
                     assert_eq!(i, seen);
                     seen += 1;
                     assert_eq!(slot.done, step % 2 == 0, "env {i} at step {step}");
-                    assert!(slot.masks.iter().all(|m| m.iter().any(|&ok| ok)));
+                    assert!((0..2).all(|p| slot.mask(p).iter().any(|&ok| ok)));
                 });
                 assert_eq!(seen, 5);
             }

@@ -223,7 +223,7 @@ impl NativeVecEnv {
         })?;
         if let Some(masks) = &out.masks {
             fill(py, masks, vec, self.threads, |slot, row| {
-                concat(row, slot.masks.iter().map(Vec::as_slice));
+                concat(row, (0..slot.observations.len()).map(|p| slot.mask(p)));
             })?;
         }
         let dict = PyDict::new(py);

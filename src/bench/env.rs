@@ -338,7 +338,7 @@ fn time_vecenv(
     for _ in 0..steps {
         vec_env.for_each(|i, slot| {
             for p in 0..2 {
-                let flat = sample_valid_quickly(&slot.masks[p], rng);
+                let flat = sample_valid_quickly(slot.mask(p), rng);
                 actions[i * 2 + p] = slot.env.layout().action(flat).expect("a flat index");
             }
         });

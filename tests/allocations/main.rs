@@ -136,11 +136,7 @@ fn stepping_allocates_nothing_in_steady_state() {
     let step = |vec_env: &mut VecEnv, rng: &mut StdRng, actions: &mut Vec<Action>| {
         vec_env.for_each(|i, slot| {
             for p in 0..2 {
-                actions[i * 2 + p] = slot
-                    .env
-                    .layout()
-                    .action(valid(&slot.masks[p], rng))
-                    .unwrap();
+                actions[i * 2 + p] = slot.env.layout().action(valid(slot.mask(p), rng)).unwrap();
             }
         });
         vec_env.step(actions).unwrap();

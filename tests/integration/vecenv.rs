@@ -58,7 +58,7 @@ fn run_vec(threads: usize, envs: usize, steps: usize) -> Trace {
                 actions[i * 2 + p] = slot
                     .env
                     .layout()
-                    .action(pick(&slot.masks[p], step, i, p))
+                    .action(pick(slot.mask(p), step, i, p))
                     .unwrap();
             }
         });
