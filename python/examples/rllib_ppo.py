@@ -247,13 +247,21 @@ def ppo_config(impl: str, envs_per_worker: int):
 
 
 def sampling_throughput(algo, rounds: int) -> float:
-    """Env-steps/s of the remote worker's ``sample`` calls."""
-    algo.workers.foreach_worker(lambda w: w.sample().env_steps(), local_worker=False)  # warm up
-    start = time.perf_counter()
-    steps = 0
+    """Env-steps/s of the remote worker's ``sample`` calls, timed on the worker (the
+    driver's round trips to it are not the env's cost)."""
+
+    def timed_sample(worker):
+        start = time.perf_counter()
+        steps = worker.sample().env_steps()
+        return steps, time.perf_counter() - start
+
+    algo.workers.foreach_worker(timed_sample, local_worker=False)  # warm up
+    steps = seconds = 0.0
     for _ in range(rounds):
-        steps += sum(algo.workers.foreach_worker(lambda w: w.sample().env_steps(), local_worker=False))
-    return steps / (time.perf_counter() - start)
+        for n, t in algo.workers.foreach_worker(timed_sample, local_worker=False):
+            steps += n
+            seconds += t
+    return steps / seconds
 
 
 def main() -> int:
@@ -268,7 +276,9 @@ def main() -> int:
     from ray.cluster_utils import Cluster
 
     os.environ.setdefault("PYTHONHASHSEED", "0")
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    cluster = Cluster(
+        initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False}
+    )
     cluster.add_node(num_cpus=1)
     ray.init(address=cluster.address, log_to_driver=False)
     nodes = [n for n in ray.nodes() if n["Alive"]]
