@@ -439,7 +439,18 @@ fn print_python_column(python: &Path, reps: usize, steps: usize) -> anyhow::Resu
         "|{:-<42}|{:->12}|{:->12}|{:->8}|{:->12}|{:->8}|",
         "", "", "", "", "", ""
     );
-    for (key, s) in &bench.results {
+    // In SPEED.md's order, as the table above; anything else the script measured after.
+    let known = crate::bench::env::SCENARIOS.map(|s| s.key);
+    let ordered = known
+        .iter()
+        .filter_map(|k| bench.results.get_key_value(*k))
+        .chain(
+            bench
+                .results
+                .iter()
+                .filter(|(k, _)| !known.contains(&k.as_str())),
+        );
+    for (key, s) in ordered {
         println!(
             "| {key:<40} | {:>10.0} | {:>10.0} | {:>5.0}x | {:>10.0} | {:>5.0}x |",
             s.reference_median,
