@@ -113,6 +113,14 @@ impl Cdp {
 
     /// Sends a command and returns its result (events in between are skipped).
     pub fn call(&mut self, method: &str, params: Value) -> Value {
+        match self.try_call(method, params) {
+            Ok(result) => result,
+            Err(error) => panic!("{method}: {error}"),
+        }
+    }
+
+    /// [`Cdp::call`], with DevTools' error reply as an `Err`.
+    fn try_call(&mut self, method: &str, params: Value) -> Result<Value, Value> {
         let id = self.next;
         self.next += 1;
         let message = json!({ "id": id, "method": method, "params": params });
@@ -122,8 +130,10 @@ impl Cdp {
             let Ok(text) = reply.to_text() else { continue };
             let value: Value = serde_json::from_str(text).unwrap();
             if value["id"] == json!(id) {
-                assert!(value.get("error").is_none(), "{method}: {value}");
-                return value["result"].clone();
+                return match value.get("error") {
+                    Some(error) => Err(error.clone()),
+                    None => Ok(value["result"].clone()),
+                };
             }
         }
     }
@@ -177,7 +187,13 @@ impl Cdp {
             let guarded = format!(
                 "(() => {{ try {{ return !!({expression}); }} catch (e) {{ return false; }} }})()"
             );
-            if self.eval(&guarded) == json!(true) {
+            // A page navigating (after a form is sent) answers with an error
+            // ("Inspected target navigated or closed"): not ready yet either.
+            let ready = self.try_call(
+                "Runtime.evaluate",
+                json!({ "expression": guarded, "returnByValue": true, "awaitPromise": true }),
+            );
+            if matches!(ready, Ok(ref r) if r["result"]["value"] == json!(true)) {
                 return;
             }
             if Instant::now() > deadline {
