@@ -220,7 +220,7 @@ struct Collect {
 
 #[derive(Debug, Serialize, Deserialize)]
 struct Collected {
-    episodes: Vec<(u64, f64, f64, f64)>,
+    episodes: Vec<EpisodeStats>,
     env_steps: u64,
     simulations: u64,
     seconds: f64,
@@ -465,17 +465,7 @@ impl RemoteWorkers {
                     message: format!("its fragments do not read: {e}"),
                 })?;
             merged.fragments.extend(buffer.into_fragments());
-            merged.episodes.extend(
-                header
-                    .episodes
-                    .into_iter()
-                    .map(|(l, g, a, r)| EpisodeStats {
-                        length: l,
-                        goal_percentage: g,
-                        assistant_goal_percentage: a,
-                        assistant_reward: r,
-                    }),
-            );
+            merged.episodes.extend(header.episodes);
             merged.env_steps += header.env_steps;
             merged.simulations += header.simulations;
         }
@@ -664,18 +654,7 @@ fn play(
         let path = scratch.path("fragments.bin");
         write_replay(&buffer, &shape, &path).map_err(|e| assistant(e.to_string()))?;
         let header = Collected {
-            episodes: collected
-                .episodes
-                .iter()
-                .map(|e| {
-                    (
-                        e.length,
-                        e.goal_percentage,
-                        e.assistant_goal_percentage,
-                        e.assistant_reward,
-                    )
-                })
-                .collect(),
+            episodes: collected.episodes,
             env_steps: collected.env_steps,
             simulations: collected.simulations,
             seconds: collected.seconds,

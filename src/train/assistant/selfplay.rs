@@ -77,7 +77,7 @@ pub enum AssistantPlays {
 }
 
 /// One finished episode.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EpisodeStats {
     /// Steps.
     pub length: u64,
