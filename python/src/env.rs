@@ -64,6 +64,25 @@ pub fn info_tuple(info: &StepInfo) -> InfoTuple {
     )
 }
 
+/// A volume of `shape` from its block ids and states, every id checked; `what` names
+/// it in the errors.
+fn read_volume(
+    ids: &PyReadonlyArrayDyn<'_, u8>,
+    states: &PyReadonlyArrayDyn<'_, u8>,
+    shape: &[usize],
+    what: &str,
+) -> PyResult<Blocks> {
+    let ids = read(ids, shape, &format!("{what}.blocks"))?;
+    let states = read(states, shape, &format!("{what}.block_states"))?;
+    if let Some(bad) = ids.iter().find(|&&b| usize::from(b) >= NUM_BLOCKS) {
+        return Err(PyValueError::new_err(format!(
+            "{what}.blocks holds block id {bad}, outside 0..{NUM_BLOCKS}"
+        )));
+    }
+    let size = mbag_sim::WorldSize::new(shape[0], shape[1], shape[2]);
+    Ok(Blocks::from_raw(size, ids, states))
+}
+
 fn parse_config(config_json: &str) -> PyResult<Config> {
     let config = Config::from_json_str(config_json).map_err(errors::config)?;
     if config.malmo.use_malmo {
@@ -137,15 +156,7 @@ impl NativeEnv {
         states: &PyReadonlyArrayDyn<'_, u8>,
         what: &str,
     ) -> PyResult<Blocks> {
-        let shape = self.size();
-        let ids = read(ids, &shape, &format!("{what}.blocks"))?;
-        let states = read(states, &shape, &format!("{what}.block_states"))?;
-        if let Some(bad) = ids.iter().find(|&&b| usize::from(b) >= NUM_BLOCKS) {
-            return Err(PyValueError::new_err(format!(
-                "{what}.blocks holds block id {bad}, outside 0..{NUM_BLOCKS}"
-            )));
-        }
-        Ok(Blocks::from_raw(self.env.size(), ids, states))
+        read_volume(ids, states, &self.size(), what)
     }
 
     fn finish_reset(&mut self, goal: Blocks, randrange: Bound<'_, PyAny>) -> PyResult<()> {
@@ -261,15 +272,7 @@ impl NativeEnv {
                 max.width, max.height, max.depth
             )));
         }
-        let size = mbag_sim::WorldSize::new(shape[0], shape[1], shape[2]);
-        let ids = read(&blocks, &shape, "goal.blocks")?;
-        let states = read(&block_states, &shape, "goal.block_states")?;
-        if let Some(bad) = ids.iter().find(|&&b| usize::from(b) >= NUM_BLOCKS) {
-            return Err(PyValueError::new_err(format!(
-                "the goal holds block id {bad}, outside 0..{NUM_BLOCKS}"
-            )));
-        }
-        let structure = Blocks::from_raw(size, ids, states);
+        let structure = read_volume(&blocks, &block_states, &shape, "goal")?;
         let goal = place_goal(
             self.env.size(),
             &structure,
