@@ -124,26 +124,32 @@ def single_agents(env, agent_classes, seed, steps):
 
 
 def vectorised_agents(config, agent, seed, steps, num_envs):
-    """MbagVecEnv with every seat played by the package's agent."""
+    """MbagVecEnv with every seat played by the package's agent; each env plays
+    `steps` steps from its reset, as the reference's single env does."""
     players = config["num_players"]
     vec = mbag_rs.MbagVecEnv(config, num_envs, seed=seed, agents=[agent] * players)
     actions = np.zeros((num_envs, players, 3), dtype=np.int64)
-    rounds = max(1, steps // num_envs)
     t0 = time.perf_counter()
-    for _ in range(rounds):
+    for _ in range(steps):
         vec.step(actions)
-    return rounds * num_envs, time.perf_counter() - t0
+    return steps * num_envs, time.perf_counter() - t0
 
 
 def vectorised(config, masks_timed, los, seed, steps, num_envs):
-    """MbagVecEnv; env-steps and the seconds of its step calls."""
+    """MbagVecEnv; env-steps and the seconds of its step calls.
+
+    Each env plays `steps` steps from its reset, as the reference's single env does:
+    the steps of an episode differ in cost (early ones, with the world open and
+    every place action valid, cost most), so timing fewer steps per env would
+    weigh the mix towards the dear ones."""
     mode = ("los" if los else "no_los") if masks_timed else "no_los"
     vec = mbag_rs.MbagVecEnv(config, num_envs, seed=seed, masks=mode)
     mapping = mbag_rs.MbagActionDistribution.get_action_mapping(vec.config)
     rng = np.random.default_rng(seed)
     out = vec.observe()
-    rounds = max(1, steps // num_envs)
+    rounds = steps
     timed = 0.0
+    played = []
     for _ in range(rounds):
         # Uniform over each player's valid actions (untimed, as in the reference),
         # drawn row by row as the reference's bench draws them: a whole-batch
@@ -156,16 +162,18 @@ def vectorised(config, masks_timed, los, seed, steps, num_envs):
                 for env_masks in masks
             ]
         )
+        played.append(actions)
         t0 = time.perf_counter()
         out = vec.step(actions)
         timed += time.perf_counter() - t0
     if not masks_timed:
         # Step-only scenario: the masks were needed to pick valid actions but the
-        # reference does not time them; take them out by timing a mask-free run.
+        # reference does not time them. Replay the same actions on a mask-free
+        # env of the same seed: it passes through the same states, so the steps
+        # timed are the ones drawn, without the masks.
         vec = mbag_rs.MbagVecEnv(config, num_envs, seed=seed, masks="none")
         timed = 0.0
-        actions = np.zeros((num_envs, 2, 3), dtype=np.int64)
-        for _ in range(rounds):
+        for actions in played:
             t0 = time.perf_counter()
             vec.step(actions)
             timed += time.perf_counter() - t0
@@ -190,9 +198,18 @@ def main():
     parser.add_argument("--steps", type=int, default=1000, help="env steps per repetition")
     parser.add_argument("--vec-envs", type=int, default=64)
     parser.add_argument("--json", help="write the results here")
+    parser.add_argument(
+        "--scenarios",
+        nargs="+",
+        choices=[*SCENARIOS, *AGENT_SCENARIOS],
+        help="run only these scenarios (default: all)",
+    )
     args = parser.parse_args()
+    chosen = set(args.scenarios or [*SCENARIOS, *AGENT_SCENARIOS])
     results = {}
     for scenario, (teleportation, masks_timed, los) in SCENARIOS.items():
+        if scenario not in chosen:
+            continue
         ref_config = refenv.env_config(num_players=2, teleportation=teleportation)
         our_config = ours_config(teleportation)
         rates = {"reference": [], "mbag_rs_env": [], "mbag_rs_vec_env": []}
@@ -202,13 +219,15 @@ def main():
             rates["reference"].append(args.steps / t)
             t = single(mbag_rs.MbagEnv, mbag_rs.MbagActionDistribution, our_config, masks_timed, los, seed, args.steps)
             rates["mbag_rs_env"].append(args.steps / t)
-            n, t = vectorised(our_config, masks_timed, los, seed, args.steps * 8, args.vec_envs)
+            n, t = vectorised(our_config, masks_timed, los, seed, args.steps, args.vec_envs)
             rates["mbag_rs_vec_env"].append(n / t)
         results[scenario] = summary(rates)
         print(f"[python bench] {scenario} done", file=sys.stderr, flush=True)
     from mbag.agents import heuristic_agents
 
     for scenario, (players, teleportation, agent) in AGENT_SCENARIOS.items():
+        if scenario not in chosen:
+            continue
         ref_config = refenv.env_config(num_players=players, teleportation=teleportation)
         our_config = ours_config(teleportation, players)
         rates = {"reference": [], "mbag_rs_env": [], "mbag_rs_vec_env": []}
@@ -218,7 +237,7 @@ def main():
             ours = [getattr(mbag_rs, agent)] * players
             t = single_agents(mbag_rs.MbagEnv(our_config), ours, rep, args.steps)
             rates["mbag_rs_env"].append(args.steps / t)
-            n, t = vectorised_agents(our_config, agent, rep, args.steps * 8, args.vec_envs)
+            n, t = vectorised_agents(our_config, agent, rep, args.steps, args.vec_envs)
             rates["mbag_rs_vec_env"].append(n / t)
         results[scenario] = summary(rates)
         print(f"[python bench] {scenario} done", file=sys.stderr, flush=True)
