@@ -10,6 +10,12 @@
 //! usually costs no wake-up (see `work` and `wait_until`). Every buffer
 //! (observations, masks, rewards, infos) is allocated once up front: a step
 //! allocates nothing (resets, which generate goals, may).
+//!
+//! A caller that copies every slot's results out (the Python package, into numpy)
+//! builds it with [`Workers::Caller`] instead and steps with
+//! [`VecEnv::step_with`] on threads of its own, which copy each slot right after
+//! stepping it; pool workers cannot run a closure that borrows the caller's
+//! buffers.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -46,6 +52,17 @@ pub enum MaskMode {
     NoLineOfSight,
     /// Masks with line of sight (what AssistanceZero networks use).
     LineOfSight,
+}
+
+/// Where a [`VecEnv`]'s helper threads come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Workers {
+    /// Threads that live as long as the VecEnv and wait between steps: a step
+    /// costs no spawn, which matters when a step is short.
+    Pool,
+    /// No threads of its own: [`VecEnv::step_with`] steps on the caller's (a
+    /// rayon pool, say), which may hand the slots to a borrowing sink.
+    Caller,
 }
 
 /// One environment with its buffers.
@@ -220,12 +237,16 @@ fn wait_until(ready: impl Fn() -> bool) {
     }
 }
 
+/// What a stepping thread does with each slot right after stepping it.
+type Sink<'a> = &'a (dyn Fn(usize, &Slot) + Sync);
+
 /// Steps slots of the current step until none is left: first those of chunk
-/// `home`, then any other chunk's left-overs. Claiming slot by slot is what keeps
+/// `home`, then any other chunk's left-overs, handing each to `sink` as soon as it
+/// is stepped. Claiming slot by slot is what keeps
 /// two threads from running at the speed of the slower one: when a core is taken
 /// by another process, or one chunk's episodes restart (goal generation), the
 /// other threads take over the rest instead of waiting at a barrier.
-fn work(shared: &Shared, home: usize) {
+fn work(shared: &Shared, home: usize, sink: Sink<'_>) {
     let n = shared.chunks.len();
     for c in (home..n).chain(0..home) {
         let chunk = &shared.chunks[c];
@@ -234,20 +255,27 @@ fn work(shared: &Shared, home: usize) {
             if k >= chunk.end {
                 break;
             }
-            // A panic must still count the slot as done, or the caller would wait
-            // forever; it is re-raised on the caller.
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                lock(&shared.slots[k]).step(shared.mask_mode)
-            }));
-            if result.is_err() {
-                shared.worker_panicked.store(true, Ordering::Release);
-            }
-            if shared.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
-                let caller = shared.caller.lock().unwrap_or_else(|e| e.into_inner());
-                if let Some(caller) = caller.as_ref() {
-                    caller.unpark();
-                }
-            }
+            step_slot(shared, k, sink);
+        }
+    }
+}
+
+/// Steps slot `k`, hands it to `sink` and counts it done.
+fn step_slot(shared: &Shared, k: usize, sink: Sink<'_>) {
+    // A panic must still count the slot as done, or the caller would wait
+    // forever; it is re-raised on the caller.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut slot = lock(&shared.slots[k]);
+        slot.step(shared.mask_mode);
+        sink(k, &slot);
+    }));
+    if result.is_err() {
+        shared.worker_panicked.store(true, Ordering::Release);
+    }
+    if shared.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+        let caller = shared.caller.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(caller) = caller.as_ref() {
+            caller.unpark();
         }
     }
 }
@@ -264,24 +292,45 @@ impl std::fmt::Debug for VecEnv {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("VecEnv")
             .field("num_envs", &self.num_envs)
-            .field("num_threads", &(self.workers.len() + 1))
+            .field("num_threads", &self.shared.chunks.len())
             .finish()
     }
 }
 
 impl VecEnv {
     /// `num_envs` environments of one config on `num_threads` threads (the caller
-    /// counts as one). `starter(i)` makes environment `i`'s episode starter; `seed`
-    /// seeds each environment's RNG (`seed + i`). Every environment starts an
-    /// episode right away.
+    /// counts as one) of a [`Workers::Pool`]. `starter(i)` makes environment `i`'s
+    /// episode starter; `seed` seeds each environment's RNG (`seed + i`). Every
+    /// environment starts an episode right away.
     pub fn new(
         config: &Config,
         num_envs: usize,
         num_threads: usize,
         mask_mode: MaskMode,
         seed: u64,
+        starter: impl FnMut(usize) -> Box<dyn EpisodeStarter>,
+    ) -> Self {
+        Self::with_workers(
+            config,
+            num_envs,
+            (num_threads, Workers::Pool),
+            mask_mode,
+            seed,
+            starter,
+        )
+    }
+
+    /// [`VecEnv::new`] with the helper threads' kind chosen: `threads` is their
+    /// number (the caller included) and kind.
+    pub fn with_workers(
+        config: &Config,
+        num_envs: usize,
+        threads: (usize, Workers),
+        mask_mode: MaskMode,
+        seed: u64,
         mut starter: impl FnMut(usize) -> Box<dyn EpisodeStarter>,
     ) -> Self {
+        let (num_threads, kind) = threads;
         assert!(num_envs > 0, "a VecEnv needs at least one environment");
         let num_threads = num_threads.clamp(1, num_envs);
         let chunk_len = num_envs.div_ceil(num_threads);
@@ -329,7 +378,11 @@ impl VecEnv {
             mask_mode,
             caller: Mutex::new(None),
         });
-        let workers = (1..num_threads)
+        let pool = match kind {
+            Workers::Pool => num_threads,
+            Workers::Caller => 1,
+        };
+        let workers = (1..pool)
             .map(|home| {
                 let shared = Arc::clone(&shared);
                 std::thread::Builder::new()
@@ -342,7 +395,7 @@ impl VecEnv {
                             if shared.shutdown.load(Ordering::Acquire) {
                                 break;
                             }
-                            work(&shared, home);
+                            work(&shared, home, &|_, _| {});
                         }
                     })
                     .expect("spawning a VecEnv worker thread")
@@ -370,18 +423,7 @@ impl VecEnv {
     /// environment `i`. Finished episodes are restarted at once (their slot's `done`
     /// and `finished_returns` tell about the ended one).
     pub fn step(&mut self, actions: &[Action]) -> Result<(), StepError> {
-        let per_env = self.num_players;
-        if actions.len() != self.num_envs * per_env {
-            return Err(StepError::WrongActionCount {
-                expected: self.num_envs * per_env,
-                got: actions.len(),
-            });
-        }
-        for (i, slot) in self.shared.slots.iter().enumerate() {
-            lock(slot)
-                .actions
-                .copy_from_slice(&actions[i * per_env..(i + 1) * per_env]);
-        }
+        self.load_actions(actions)?;
         let shared = &*self.shared;
         if !self.workers.is_empty() {
             // Whoever steps is the one to wake: a VecEnv may move between threads
@@ -399,12 +441,79 @@ impl VecEnv {
             // Cheap unless the worker is parked.
             worker.thread().unpark();
         }
-        work(shared, 0);
+        work(shared, 0, &|_, _| {});
         wait_until(|| shared.pending.load(Ordering::Acquire) == 0);
-        if shared.worker_panicked.swap(false, Ordering::AcqRel) {
+        self.finish_step()
+    }
+
+    /// [`VecEnv::step`] on the caller's threads, handing every slot to `sink`
+    /// right after it is stepped, on the thread that stepped it: while its
+    /// observations and masks are still in that core's cache, and in parallel.
+    /// This is for a caller that copies every slot's outputs out (into numpy
+    /// arrays, say): copying them after the step, on one thread and from memory,
+    /// cost as much as the step.
+    ///
+    /// `run(n, job)` calls `job(h)` for `h` in `0..n` (the VecEnv's `num_threads`),
+    /// each on its own thread, `job(0)` best on the calling thread (on a rayon
+    /// pool, say). `job(h)` steps the slots of chunk `h` and then helps with the
+    /// others' left-overs, as a pool worker would, so one call alone would step
+    /// them all. `sink` and `run` may borrow, which a [`Workers::Pool`]'s threads
+    /// could not allow: with a pool, this steps on the pool and then calls `sink`
+    /// slot by slot, without `run`.
+    ///
+    /// # Panics
+    /// If `run` returns without calling `job`, or a slot panicked.
+    pub fn step_with(
+        &mut self,
+        actions: &[Action],
+        sink: &(dyn Fn(usize, &Slot) + Sync),
+        run: impl FnOnce(usize, &(dyn Fn(usize) + Sync)),
+    ) -> Result<(), StepError> {
+        if !self.workers.is_empty() {
+            // A pool worker late from the previous step may claim a rewound slot,
+            // and it cannot run a borrowed sink.
+            self.step(actions)?;
+            self.for_each(sink);
+            return Ok(());
+        }
+        self.load_actions(actions)?;
+        let shared = &*self.shared;
+        shared.pending.store(self.num_envs, Ordering::Release);
+        for chunk in &shared.chunks {
+            chunk.next.store(chunk.start, Ordering::Release);
+        }
+        run(shared.chunks.len(), &|home| work(shared, home, sink));
+        assert_eq!(
+            shared.pending.load(Ordering::Acquire),
+            0,
+            "VecEnv::step_with: `run` returned without calling `job`"
+        );
+        self.finish_step()
+    }
+
+    /// Copies each environment's actions into its slot.
+    fn load_actions(&mut self, actions: &[Action]) -> Result<(), StepError> {
+        let per_env = self.num_players;
+        if actions.len() != self.num_envs * per_env {
+            return Err(StepError::WrongActionCount {
+                expected: self.num_envs * per_env,
+                got: actions.len(),
+            });
+        }
+        for (i, slot) in self.shared.slots.iter().enumerate() {
+            lock(slot)
+                .actions
+                .copy_from_slice(&actions[i * per_env..(i + 1) * per_env]);
+        }
+        Ok(())
+    }
+
+    /// Re-raises a panic from any stepping thread; returns the first slot's error.
+    fn finish_step(&self) -> Result<(), StepError> {
+        if self.shared.worker_panicked.swap(false, Ordering::AcqRel) {
             panic!("a VecEnv environment panicked while stepping (see its message above)");
         }
-        for slot in &shared.slots {
+        for slot in &self.shared.slots {
             if let Some(e) = lock(slot).error.take() {
                 return Err(e);
             }
@@ -445,6 +554,9 @@ impl Drop for VecEnv {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::CellIndex;
+    use crate::action::ActionType;
+    use crate::block::BlockId;
     use crate::goal::GoalConfig;
     use serde_json::json;
 
@@ -473,6 +585,88 @@ mod tests {
             }
             env.reset(goals.as_mut(), rng).unwrap();
         })
+    }
+
+    /// One env's results: both players' observations and masks, rewards and done.
+    type Results = (Vec<u8>, Vec<bool>, Vec<f64>, bool);
+
+    /// Every env's results.
+    fn trace(v: &VecEnv) -> Vec<Results> {
+        let mut out = Vec::new();
+        v.for_each(|_, slot| {
+            out.push((
+                slot.observations
+                    .iter()
+                    .flat_map(|o| o.world.clone())
+                    .collect(),
+                (0..2).flat_map(|p| slot.mask(p).to_vec()).collect(),
+                slot.rewards.clone(),
+                slot.done,
+            ));
+        });
+        out
+    }
+
+    #[test]
+    fn step_with_on_callers_threads_matches_the_pool_and_sinks_every_slot_once() {
+        let envs = 7;
+        let actions: Vec<Action> = (0..envs * 2)
+            .map(|k| {
+                if k % 3 == 0 {
+                    Action::NOOP
+                } else {
+                    Action::new(ActionType::MoveNegX, CellIndex(0), BlockId::AIR)
+                }
+            })
+            .collect();
+        for threads in [1, 2, 3] {
+            let mut caller = VecEnv::with_workers(
+                &config(),
+                envs,
+                (threads, Workers::Caller),
+                MaskMode::LineOfSight,
+                5,
+                |_| starter(None),
+            );
+            let mut reference = VecEnv::new(&config(), envs, 2, MaskMode::LineOfSight, 5, |_| {
+                starter(None)
+            });
+            for _ in 0..3 {
+                reference.step(&actions).unwrap();
+                let seen: Vec<AtomicUsize> = (0..envs).map(|_| AtomicUsize::new(0)).collect();
+                let sink = |i: usize, slot: &Slot| {
+                    assert_eq!(slot.observations.len(), 2);
+                    seen[i].fetch_add(1, Ordering::Relaxed);
+                };
+                caller
+                    .step_with(&actions, &sink, |n, job| {
+                        assert_eq!(n, threads);
+                        std::thread::scope(|s| {
+                            for home in 1..n {
+                                s.spawn(move || job(home));
+                            }
+                            job(0);
+                        });
+                    })
+                    .unwrap();
+                assert!(seen.iter().all(|c| c.load(Ordering::Relaxed) == 1));
+                assert_eq!(trace(&caller), trace(&reference), "{threads} threads");
+            }
+        }
+        // With a pool, step_with still sinks every slot once (after the step).
+        let mut pool = VecEnv::new(&config(), envs, 2, MaskMode::LineOfSight, 5, |_| {
+            starter(None)
+        });
+        let seen = AtomicUsize::new(0);
+        pool.step_with(
+            &actions,
+            &|_, _| {
+                seen.fetch_add(1, Ordering::Relaxed);
+            },
+            |_, _| unreachable!("a pool steps on its own threads"),
+        )
+        .unwrap();
+        assert_eq!(seen.load(Ordering::Relaxed), envs);
     }
 
     #[test]

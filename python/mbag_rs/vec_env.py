@@ -26,7 +26,9 @@ class MbagVecEnv:
     every player did.
 
     The arrays are allocated once and refilled by every ``step`` and ``observe`` (as
-    in other vectorised envs): copy what must outlive the next call.
+    in other vectorised envs): copy what must outlive the next call. ``step`` writes
+    them with the GIL released, each env's rows as soon as that env has stepped, so
+    another thread must not read them while a step runs.
     """
 
     def __init__(

@@ -6,8 +6,8 @@ use mbag_sim::env::Env;
 use mbag_sim::goal::GoalGenerator;
 use mbag_sim::obs::NUM_WORLD_CHANNELS;
 use mbag_sim::pyhash::PythonHash;
-use mbag_sim::vecenv::{EpisodeStarter, MaskMode, VecEnv};
-use numpy::{PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn};
+use mbag_sim::vecenv::{EpisodeStarter, MaskMode, Slot, VecEnv, Workers};
+use numpy::{PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyReadwriteArrayDyn};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -52,11 +52,13 @@ fn mask_mode(name: &str) -> PyResult<MaskMode> {
 pub struct NativeVecEnv {
     /// Behind a lock: stepping needs `&mut`, and Python may share the object.
     inner: Mutex<VecEnv>,
+    /// The threads besides the caller's that step the envs and copy each one's
+    /// results into numpy right after stepping it (`VecEnv::step_with`); none
+    /// with one thread.
+    pool: Option<rayon::ThreadPool>,
     num_envs: usize,
     num_players: usize,
     flat_len: usize,
-    /// The threads stepping the envs, which also copy their results out.
-    threads: usize,
     /// Per environment, per player, the agent that plays that seat (`None`: the
     /// caller's actions).
     seats: Mutex<Seats>,
@@ -130,54 +132,123 @@ impl Outputs {
     }
 }
 
-/// Writes each environment's part into its row of `out` (C order: the first axis is
-/// the environment), straight into numpy's memory, on as many threads as step the
-/// envs: the masks alone are tens of kilobytes per environment, and one thread
-/// copying them would cost more than the step.
-fn fill<T: numpy::Element + Send>(
-    py: Python<'_>,
-    out: &Py<PyArrayDyn<T>>,
-    vec: &VecEnv,
-    threads: usize,
-    part: impl Fn(&mbag_sim::vecenv::Slot, &mut [T]) + Sync,
-) -> PyResult<()> {
-    let bound = out.bind(py);
-    let mut writer = bound.readwrite();
-    let slice = writer
+/// One environment's rows of every output array.
+struct EnvRows<'a> {
+    world: &'a mut [u8],
+    inventory: &'a mut [i32],
+    timestep: &'a mut [i64],
+    rewards: &'a mut [f64],
+    goal_percentage: &'a mut [f64],
+    done: &'a mut [bool],
+    returns: &'a mut [f64],
+    masks: Option<&'a mut [bool]>,
+}
+
+impl EnvRows<'_> {
+    /// Copies `slot`'s latest results into these rows.
+    fn write(&mut self, slot: &Slot) {
+        concat(
+            self.world,
+            slot.observations.iter().map(|o| o.world.as_slice()),
+        );
+        concat(
+            self.inventory,
+            slot.observations.iter().map(|o| o.inventory.as_slice()),
+        );
+        for (dst, obs) in self.timestep.iter_mut().zip(&slot.observations) {
+            *dst = i64::from(obs.timestep);
+        }
+        self.rewards.copy_from_slice(&slot.rewards);
+        for (dst, info) in self.goal_percentage.iter_mut().zip(&slot.infos) {
+            *dst = info.goal_percentage;
+        }
+        self.done[0] = slot.done;
+        self.returns.copy_from_slice(&slot.finished_returns);
+        if let Some(masks) = self.masks.as_deref_mut() {
+            concat(masks, (0..slot.observations.len()).map(|p| slot.mask(p)));
+        }
+    }
+}
+
+/// The output arrays borrowed for writing (numpy's borrow flags set) for one call.
+struct Borrowed<'py> {
+    world: PyReadwriteArrayDyn<'py, u8>,
+    inventory: PyReadwriteArrayDyn<'py, i32>,
+    timestep: PyReadwriteArrayDyn<'py, i64>,
+    rewards: PyReadwriteArrayDyn<'py, f64>,
+    goal_percentage: PyReadwriteArrayDyn<'py, f64>,
+    dones: PyReadwriteArrayDyn<'py, bool>,
+    returns: PyReadwriteArrayDyn<'py, f64>,
+    masks: Option<PyReadwriteArrayDyn<'py, bool>>,
+}
+
+/// `array`'s memory cut into `envs` equal rows (its first axis).
+fn rows<'a, T: numpy::Element>(
+    array: &'a mut PyReadwriteArrayDyn<'_, T>,
+    envs: usize,
+) -> PyResult<std::slice::ChunksExactMut<'a, T>> {
+    let slice = array
         .as_slice_mut()
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let envs = vec.num_envs();
     let per_env = slice.len() / envs;
-    let fill_range = |first: usize, rows: &mut [T]| {
-        let count = rows.len() / per_env;
-        let mut rows = rows.chunks_exact_mut(per_env);
-        vec.for_each_in(first..first + count, |_, slot| {
-            if let Some(row) = rows.next() {
-                part(slot, row);
-            }
-        });
-    };
-    // Small outputs are not worth a thread.
-    let threads = if std::mem::size_of_val(slice) < 1 << 18 {
-        1
-    } else {
-        threads.clamp(1, envs)
-    };
-    // The GIL stays held: Python code in another thread must not read the array
-    // while it is written (numpy's borrow checking sees only Rust's borrows).
-    let per_thread = envs.div_ceil(threads);
-    std::thread::scope(|scope| {
-        let mut chunks = slice.chunks_mut(per_thread * per_env).enumerate();
-        let first = chunks.next();
-        for (c, rows) in chunks {
-            let fill_range = &fill_range;
-            scope.spawn(move || fill_range(c * per_thread, rows));
+    Ok(slice.chunks_exact_mut(per_env))
+}
+
+impl<'py> Borrowed<'py> {
+    /// Borrows every output array; fails if Python code holds one borrowed.
+    fn new(py: Python<'py>, out: &Outputs) -> PyResult<Self> {
+        fn borrow<'py, T: numpy::Element>(
+            py: Python<'py>,
+            array: &Py<PyArrayDyn<T>>,
+        ) -> PyResult<PyReadwriteArrayDyn<'py, T>> {
+            array
+                .bind(py)
+                .clone()
+                .try_readwrite()
+                .map_err(|e| PyValueError::new_err(format!("an output array is in use: {e}")))
         }
-        if let Some((_, rows)) = first {
-            fill_range(0, rows);
-        }
-    });
-    Ok(())
+        Ok(Self {
+            world: borrow(py, &out.world)?,
+            inventory: borrow(py, &out.inventory)?,
+            timestep: borrow(py, &out.timestep)?,
+            rewards: borrow(py, &out.rewards)?,
+            goal_percentage: borrow(py, &out.goal_percentage)?,
+            dones: borrow(py, &out.dones)?,
+            returns: borrow(py, &out.returns)?,
+            masks: out.masks.as_ref().map(|m| borrow(py, m)).transpose()?,
+        })
+    }
+
+    /// Every environment's rows, each behind its own lock so that the threads
+    /// stepping the environments can write them.
+    fn rows(&mut self, envs: usize) -> PyResult<Vec<Mutex<EnvRows<'_>>>> {
+        let mut world = rows(&mut self.world, envs)?;
+        let mut inventory = rows(&mut self.inventory, envs)?;
+        let mut timestep = rows(&mut self.timestep, envs)?;
+        let mut rewards = rows(&mut self.rewards, envs)?;
+        let mut goal_percentage = rows(&mut self.goal_percentage, envs)?;
+        let mut dones = rows(&mut self.dones, envs)?;
+        let mut returns = rows(&mut self.returns, envs)?;
+        let mut masks = self.masks.as_mut().map(|m| rows(m, envs)).transpose()?;
+        let all = (0..envs)
+            .map(|_| {
+                // Each array has exactly `envs` rows.
+                Mutex::new(EnvRows {
+                    world: world.next().expect("a world row per env"),
+                    inventory: inventory.next().expect("an inventory row per env"),
+                    timestep: timestep.next().expect("a timestep row per env"),
+                    rewards: rewards.next().expect("a reward row per env"),
+                    goal_percentage: goal_percentage.next().expect("a goal row per env"),
+                    done: dones.next().expect("a done per env"),
+                    returns: returns.next().expect("a return row per env"),
+                    masks: masks
+                        .as_mut()
+                        .map(|m| m.next().expect("a mask row per env")),
+                })
+            })
+            .collect();
+        Ok(all)
+    }
 }
 
 /// Copies equal-length pieces one after the other into `row`.
@@ -189,43 +260,14 @@ fn concat<'a, T: Copy + 'a>(row: &mut [T], pieces: impl IntoIterator<Item = &'a 
     }
 }
 
+fn lock_rows<'a, 'b>(rows: &'a Mutex<EnvRows<'b>>) -> std::sync::MutexGuard<'a, EnvRows<'b>> {
+    rows.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 impl NativeVecEnv {
-    /// Fills the output arrays from every environment and returns them in a dict.
-    fn collect<'py>(&self, py: Python<'py>, vec: &VecEnv) -> PyResult<Bound<'py, PyDict>> {
+    /// The output arrays in a dict.
+    fn outputs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let out = &self.out;
-        fill(py, &out.world, vec, self.threads, |slot, row| {
-            concat(row, slot.observations.iter().map(|o| o.world.as_slice()));
-        })?;
-        fill(py, &out.inventory, vec, self.threads, |slot, row| {
-            concat(
-                row,
-                slot.observations.iter().map(|o| o.inventory.as_slice()),
-            );
-        })?;
-        fill(py, &out.timestep, vec, self.threads, |slot, row| {
-            for (dst, obs) in row.iter_mut().zip(&slot.observations) {
-                *dst = i64::from(obs.timestep);
-            }
-        })?;
-        fill(py, &out.rewards, vec, self.threads, |slot, row| {
-            row.copy_from_slice(&slot.rewards)
-        })?;
-        fill(py, &out.goal_percentage, vec, self.threads, |slot, row| {
-            for (dst, info) in row.iter_mut().zip(&slot.infos) {
-                *dst = info.goal_percentage;
-            }
-        })?;
-        fill(py, &out.dones, vec, self.threads, |slot, row| {
-            row[0] = slot.done
-        })?;
-        fill(py, &out.returns, vec, self.threads, |slot, row| {
-            row.copy_from_slice(&slot.finished_returns);
-        })?;
-        if let Some(masks) = &out.masks {
-            fill(py, masks, vec, self.threads, |slot, row| {
-                concat(row, (0..slot.observations.len()).map(|p| slot.mask(p)));
-            })?;
-        }
         let dict = PyDict::new(py);
         dict.set_item("world_obs", out.world.bind(py))?;
         dict.set_item("inventory_obs", out.inventory.bind(py))?;
@@ -296,12 +338,19 @@ impl NativeVecEnv {
         let flat_len = Env::new(config.clone()).layout().len();
         let num_players = config.num_players;
         let vec = py.detach(|| {
-            VecEnv::new(&config, num_envs, num_threads, mask_mode, seed, |_| {
-                Box::new(GeneratedGoals(
-                    generators.next().expect("one generator per environment"),
-                    hash,
-                ))
-            })
+            VecEnv::with_workers(
+                &config,
+                num_envs,
+                (num_threads, Workers::Caller),
+                mask_mode,
+                seed,
+                |_| {
+                    Box::new(GeneratedGoals(
+                        generators.next().expect("one generator per environment"),
+                        hash,
+                    ))
+                },
+            )
         });
         let names = agents.unwrap_or_else(|| vec![None; num_players]);
         if names.len() != num_players {
@@ -326,12 +375,22 @@ impl NativeVecEnv {
             seats.start_episode(env);
         }
         let masks = (mask_mode != MaskMode::None).then_some(flat_len);
+        let helpers = num_threads.clamp(1, num_envs) - 1;
+        let pool = (helpers > 0)
+            .then(|| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(helpers)
+                    .thread_name(|i| format!("mbag-vecenv-{}", i + 1))
+                    .build()
+            })
+            .transpose()
+            .map_err(|e| PyValueError::new_err(format!("cannot start the env threads: {e}")))?;
         Ok(Self {
             inner: Mutex::new(vec),
+            pool,
             num_envs,
             num_players,
             flat_len,
-            threads: num_threads.clamp(1, num_envs),
             seats: Mutex::new(seats),
             out: Outputs::new(py, num_envs, num_players, world, masks),
         })
@@ -358,7 +417,12 @@ impl NativeVecEnv {
     /// The current observations (and masks) without stepping.
     fn observe<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let vec = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        self.collect(py, &vec)
+        let mut borrowed = Borrowed::new(py, &self.out)?;
+        let rows = borrowed.rows(self.num_envs)?;
+        vec.for_each(|i, slot| lock_rows(&rows[i]).write(slot));
+        drop(rows);
+        drop(borrowed);
+        self.outputs(py)
     }
 
     /// Steps every environment with `actions` `(num_envs, num_players, 3)` int64
@@ -397,6 +461,11 @@ impl NativeVecEnv {
         let mut seats_guard = self.seats.lock().unwrap_or_else(|e| e.into_inner());
         let seats: &mut Seats = &mut seats_guard;
         let players = self.num_players;
+        let mut borrowed = Borrowed::new(py, &self.out)?;
+        let rows = borrowed.rows(self.num_envs)?;
+        // The GIL is released while the arrays are written: numpy's borrow flags
+        // keep Rust code off them, and the arrays are documented as rewritten by
+        // every step, so Python code reading them meanwhile is the caller's race.
         let played = py.detach(|| {
             if seats.any() {
                 // The seated agents act on the observations the envs returned last.
@@ -409,8 +478,22 @@ impl NativeVecEnv {
                     }
                 });
             }
-            vec.step(&parsed).map(|()| parsed)
+            // The calling thread takes chunk 0 (it would only wait otherwise); the
+            // pool, one thread fewer, the rest.
+            let run = |n: usize, job: &(dyn Fn(usize) + Sync)| match &self.pool {
+                Some(pool) => pool.in_place_scope(|scope| {
+                    for home in 1..n {
+                        scope.spawn(move |_| job(home));
+                    }
+                    job(0);
+                }),
+                None => job(0),
+            };
+            vec.step_with(&parsed, &|i, slot| lock_rows(&rows[i]).write(slot), run)
+                .map(|()| parsed)
         });
+        drop(rows);
+        drop(borrowed);
         let played = played.map_err(errors::step)?;
         if seats.any() {
             let mut ended = Vec::new();
@@ -423,7 +506,7 @@ impl NativeVecEnv {
                 seats.start_episode(i);
             }
         }
-        let dict = self.collect(py, vec)?;
+        let dict = self.outputs(py)?;
         if seats.any() {
             let tuples: Vec<i64> = played.iter().flat_map(|a| a.to_tuple()).collect();
             dict.set_item("actions", owned(py, tuples, &[self.num_envs, players, 3])?)?;
