@@ -450,6 +450,39 @@ impl MaskCache {
         &self.mask
     }
 
+    /// Whether [`MaskCache::update`] with these arguments could start from the
+    /// mask kept here (same world size, abilities and line of sight; walking, the
+    /// same observer position; the same kinds of block held), unless too much of
+    /// the world changed. Cheap: nothing is compared cell by cell.
+    pub fn may_update(
+        &self,
+        obs: &Observation,
+        abilities: Abilities,
+        layout: &FlatLayout,
+        line_of_sight: bool,
+    ) -> bool {
+        let size = obs.size();
+        let markers = obs.channel(WorldChannel::PlayerLocations);
+        let player = observer_position(size, markers, abilities.teleportation);
+        !(abilities.teleportation && line_of_sight)
+            && self.key == Some((size, abilities, layout.len(), line_of_sight))
+            && (player.is_some() || abilities.teleportation)
+            && self.player == player
+            && self.holds_same_kinds(obs)
+    }
+
+    /// Whether `obs`'s player holds the same kinds of block as when the kept mask
+    /// was computed: place entries depend on which blocks are held, not how many
+    /// (GIVE entries are always redone).
+    fn holds_same_kinds(&self, obs: &Observation) -> bool {
+        self.inventory.len() == obs.inventory_row(0).len()
+            && self
+                .inventory
+                .iter()
+                .zip(obs.inventory_row(0))
+                .all(|(&a, &b)| (a > 0) == (b > 0))
+    }
+
     /// Computes the mask of `obs` like [`compute`], keeping it here (read it with
     /// [`MaskCache::mask`]): a caller that only reads it saves copying a mask of
     /// every flat action.
@@ -478,14 +511,7 @@ impl MaskCache {
             // ones do not depend on it.
             && (player.is_some() || abilities.teleportation)
             && self.player == player
-            // Place entries depend on which blocks are held, not how many; GIVE
-            // entries are always redone.
-            && self.inventory.len() == obs.inventory_row(0).len()
-            && self
-                .inventory
-                .iter()
-                .zip(obs.inventory_row(0))
-                .all(|(&a, &b)| (a > 0) == (b > 0))
+            && self.holds_same_kinds(obs)
             && self.find_changes(size, blocks, markers);
 
         let (counts, place_cells) = if reusable {

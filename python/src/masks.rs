@@ -8,8 +8,67 @@ use mbag_sim::{NUM_BLOCKS, WorldSize, mask};
 use numpy::{PyArrayDyn, PyReadonlyArrayDyn, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use std::sync::{Mutex, TryLockError};
 
 use crate::arrays::{owned, read};
+
+/// How many recent masks are kept: a few players' worth, so that each player's
+/// next observation finds its own.
+const KEPT: usize = 8;
+
+/// Masks of observations seen lately, so that the mask of an observation one step
+/// on from one already masked is updated where the world changed rather than
+/// recomputed: the drop-in's users ask for every player's mask every step, one
+/// observation at a time, as the reference's do. Exact either way
+/// (`mask::MaskCache`).
+static RECENT: Mutex<Recent> = Mutex::new(Recent {
+    caches: Vec::new(),
+    clock: 0,
+});
+
+/// The kept masks, each with when it was last used.
+struct Recent {
+    caches: Vec<(u64, mask::MaskCache)>,
+    clock: u64,
+}
+
+impl Recent {
+    /// Writes `obs`'s mask into `out`, from the most recently used kept mask that
+    /// can be updated to it, or else in place of the least recently used one.
+    fn mask_into(
+        &mut self,
+        obs: &Observation,
+        abilities: Abilities,
+        layout: &FlatLayout,
+        line_of_sight: bool,
+        out: &mut [bool],
+    ) {
+        self.clock += 1;
+        let fitting = self
+            .caches
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, c))| c.may_update(obs, abilities, layout, line_of_sight))
+            .max_by_key(|(_, (used, _))| *used)
+            .map(|(i, _)| i);
+        let i = match fitting {
+            Some(i) => i,
+            None if self.caches.len() < KEPT => {
+                self.caches.push((0, mask::MaskCache::default()));
+                self.caches.len() - 1
+            }
+            None => self
+                .caches
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, (used, _))| *used)
+                .map_or(0, |(i, _)| i),
+        };
+        let (used, cache) = &mut self.caches[i];
+        *used = self.clock;
+        cache.compute(obs, abilities, layout, line_of_sight, out);
+    }
+}
 
 fn abilities(teleportation: bool, inf_blocks: bool) -> Abilities {
     Abilities {
@@ -57,6 +116,13 @@ pub fn mask_flat<'py>(
     let per_inventory = num_players * NUM_BLOCKS;
     let out = py.detach(|| {
         let mut out = vec![false; batch * n];
+        // Another thread masking at the same time computes from scratch rather than
+        // wait.
+        let mut recent = match RECENT.try_lock() {
+            Ok(r) => Some(r),
+            Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        };
         for (b, row) in out.chunks_exact_mut(n.max(1)).enumerate().take(batch) {
             let obs = Observation::from_raw(
                 size,
@@ -65,7 +131,12 @@ pub fn mask_flat<'py>(
                 inventory[b * per_inventory..(b + 1) * per_inventory].to_vec(),
                 times[b] as i32,
             );
-            mask::compute(&obs, abilities, &layout, line_of_sight, row);
+            match recent.as_deref_mut() {
+                Some(recent) => recent.mask_into(&obs, abilities, &layout, line_of_sight, row),
+                None => {
+                    mask::compute(&obs, abilities, &layout, line_of_sight, row);
+                }
+            }
         }
         out
     });
