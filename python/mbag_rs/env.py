@@ -240,43 +240,32 @@ class MbagEnv:
             goal_seed = int(np.random.randint(0, 2**63 - 1, dtype=np.int64))
             self._env.reset(goal_seed, force_regenerate_goal, random.randrange)
         obs = [self._observe(p) for p in range(self._num_players)]
-        infos = [self._info(t) for t in self._env.reset_infos()]
+        infos = self._reset_infos()
         return obs, infos
 
     def step(
         self, action_tuples: List[MbagActionTuple]
     ) -> Tuple[List[MbagObs], List[float], List[bool], List[MbagInfoDict]]:
         """Every player's action at once; observations, rewards, dones and infos."""
-        actions = [(int(a[0]), int(a[1]), int(a[2])) for a in action_tuples]
-        rewards, done, infos = self._env.step(actions)
-        obs = [self._observe(p) for p in range(self._num_players)]
-        if done:
+        try:
+            # Tuples of ints (the reference's action tuples) go straight through.
+            obs, rewards, dones, infos = self._env.step(action_tuples, MbagAction, datetime.now())
+        except TypeError:
+            # Anything else indexable (numpy rows, lists) is converted first.
+            actions = [(int(a[0]), int(a[1]), int(a[2])) for a in action_tuples]
+            obs, rewards, dones, infos = self._env.step(actions, MbagAction, datetime.now())
+        if dones[0]:
             self.is_first_episode = False
-        return obs, list(rewards), [done] * self._num_players, [self._info(t) for t in infos]
+        return obs, rewards, dones, infos
 
     def _observe(self, player: int) -> MbagObs:
-        world, inventory, timestep = self._env.observe(player)
-        return world, inventory, np.array(timestep, dtype=np.int32)
+        return self._env.observe(player)
 
     def _get_player_obs(self, player_index: int) -> MbagObs:
         return self._observe(player_index)
 
-    def _info(self, values: tuple) -> MbagInfoDict:
-        (similarity, percentage, dependent, independent, own, prop, attempted, action, correct) = values
-        return {
-            "goal_similarity": similarity,
-            "goal_percentage": percentage,
-            "goal_dependent_reward": dependent,
-            "goal_independent_reward": independent,
-            "own_reward": own,
-            "own_reward_prop": prop,
-            "attempted_action": MbagAction(attempted, self._world_size),
-            "action": MbagAction(action, self._world_size),
-            "action_correct": correct,
-            "malmo_observations": [],
-            "human_action": (MbagAction.NOOP, 0, 0),
-            "timestamp": datetime.now(),
-        }
+    def _reset_infos(self) -> List[MbagInfoDict]:
+        return self._env.reset_infos(MbagAction, datetime.now())
 
     # --- state -----------------------------------------------------------------
 
@@ -341,7 +330,7 @@ class MbagEnv:
         this state. Not in the reference; for replaying recorded episodes."""
         self._set_state(state, restart=True)
         obs = [self._observe(p) for p in range(self._num_players)]
-        return obs, [self._info(t) for t in self._env.reset_infos()]
+        return obs, self._reset_infos()
 
     def _set_state(self, state: Dict[str, Any], restart: bool) -> None:
         for key in ("player_locations", "player_directions", "player_inventories"):

@@ -7,7 +7,7 @@ use mbag_sim::action::ActionTuple;
 use mbag_sim::block::{BlockId, Blocks};
 use mbag_sim::config::Config;
 use mbag_sim::coords::PlayerPos;
-use mbag_sim::env::{Env, StepInfo, place_goal};
+use mbag_sim::env::{Env, place_goal};
 use mbag_sim::goal::GoalGenerator;
 use mbag_sim::goal::config::{GENERATOR_NAMES, GoalConfig, MBAG_GENERATOR_NAMES, TRANSFORMED_NAME};
 use mbag_sim::inventory::{Inventory, NUM_SLOTS, Slot};
@@ -16,6 +16,7 @@ use mbag_sim::state::EnvState;
 use numpy::{PyArrayDyn, PyReadonlyArrayDyn, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyNotImplementedError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use std::sync::Mutex;
@@ -23,46 +24,10 @@ use std::sync::Mutex;
 use crate::arrays::{owned, read, world_shape};
 use crate::draws::PythonDraws;
 use crate::errors;
-
-/// One player's info as a tuple: goal similarity, goal percentage, goal-dependent
-/// reward, goal-independent reward, own reward, own reward proportion, attempted
-/// action, action, action correct.
-pub type InfoTuple = (
-    f64,
-    f64,
-    f64,
-    f64,
-    f64,
-    f64,
-    (i64, i64, i64),
-    (i64, i64, i64),
-    bool,
-);
+use crate::returns;
 
 /// `(blocks, block_states)` of a world-sized volume.
 pub type BlockArrays<'py> = (Bound<'py, PyArrayDyn<u8>>, Bound<'py, PyArrayDyn<u8>>);
-
-/// `(world_obs, inventory_obs, timestep)` of one player.
-pub type ObsTuple<'py> = (Bound<'py, PyArrayDyn<u8>>, Bound<'py, PyArrayDyn<i32>>, u64);
-
-fn tuple(a: ActionTuple) -> (i64, i64, i64) {
-    (a.type_id, a.location, a.block)
-}
-
-/// The reference's info values of one player.
-pub fn info_tuple(info: &StepInfo) -> InfoTuple {
-    (
-        info.goal_similarity,
-        info.goal_percentage,
-        info.goal_dependent_reward,
-        info.goal_independent_reward,
-        info.own_reward,
-        info.own_reward_prop,
-        tuple(info.attempted_action),
-        tuple(info.action_tuple()),
-        info.action_correct,
-    )
-}
 
 /// A volume of `shape` from its block ids and states, every id checked; `what` names
 /// it in the errors.
@@ -281,12 +246,16 @@ impl NativeEnv {
         self.finish_reset(goal, randrange)
     }
 
-    /// Steps every player; returns rewards, done and the infos.
-    fn step(
+    /// Steps every player; returns what the reference's `step` does: per player,
+    /// observations, rewards, dones and info dicts (their actions made by
+    /// `action_class`, their time `timestamp`).
+    fn step<'py>(
         &mut self,
-        py: Python<'_>,
+        py: Python<'py>,
         actions: Vec<(i64, i64, i64)>,
-    ) -> PyResult<(Vec<f64>, bool, Vec<InfoTuple>)> {
+        action_class: &Bound<'py, PyAny>,
+        timestamp: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
         let tuples: Vec<ActionTuple> = actions
             .into_iter()
             .map(|(type_id, location, block)| ActionTuple {
@@ -299,36 +268,61 @@ impl NativeEnv {
         let outcome = py
             .detach(|| env.step_tuples(&tuples).cloned())
             .map_err(errors::step)?;
-        Ok((
-            outcome.rewards,
-            outcome.done,
-            outcome.infos.iter().map(info_tuple).collect(),
-        ))
+        let env = &self.env;
+        let players = env.num_players();
+        let observations = (0..players)
+            .map(|p| returns::observation(py, env, p))
+            .collect::<PyResult<Vec<_>>>()?;
+        let context = returns::InfoContext {
+            action_class,
+            world_size: PyTuple::new(py, self.size())?,
+            timestamp,
+        };
+        let infos = outcome
+            .infos
+            .iter()
+            .map(|info| returns::info(py, info, &context))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyTuple::new(
+            py,
+            [
+                PyList::new(py, observations)?.into_any(),
+                PyList::new(py, &outcome.rewards)?.into_any(),
+                PyList::new(py, vec![outcome.done; players])?.into_any(),
+                PyList::new(py, infos)?.into_any(),
+            ],
+        )
     }
 
-    /// The infos a reset returns.
-    fn reset_infos(&self) -> Vec<InfoTuple> {
-        self.env.reset_infos().iter().map(info_tuple).collect()
+    /// The info dicts a reset returns (see [`NativeEnv::step`]).
+    fn reset_infos<'py>(
+        &self,
+        py: Python<'py>,
+        action_class: &Bound<'py, PyAny>,
+        timestamp: &Bound<'py, PyAny>,
+    ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let context = returns::InfoContext {
+            action_class,
+            world_size: PyTuple::new(py, self.size())?,
+            timestamp,
+        };
+        self.env
+            .reset_infos()
+            .iter()
+            .map(|info| returns::info(py, info, &context))
+            .collect()
     }
 
-    /// Player `player`'s observation; the arrays own their memory.
-    fn observe<'py>(&self, py: Python<'py>, player: usize) -> PyResult<ObsTuple<'py>> {
+    /// Player `player`'s `(world_obs, inventory_obs, timestep)`; the arrays own
+    /// their memory.
+    fn observe<'py>(&self, py: Python<'py>, player: usize) -> PyResult<Bound<'py, PyTuple>> {
         let num_players = self.env.num_players();
         if player >= num_players {
             return Err(PyValueError::new_err(format!(
                 "player {player} does not exist: the env has {num_players} players"
             )));
         }
-        let mut obs = self.env.new_observation();
-        self.env
-            .observe(player, &mut obs)
-            .map_err(errors::overlapping)?;
-        let [w, h, d] = self.size();
-        Ok((
-            owned(py, obs.world, &[mbag_sim::obs::NUM_WORLD_CHANNELS, w, h, d])?,
-            owned(py, obs.inventory, &[num_players, NUM_BLOCKS])?,
-            self.env.state().timestep,
-        ))
+        returns::observation(py, &self.env, player)
     }
 
     /// The current world's `(blocks, block_states)`.

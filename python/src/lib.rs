@@ -12,6 +12,7 @@ mod draws;
 mod env;
 mod errors;
 mod masks;
+mod returns;
 mod vec_env;
 
 use pyo3::prelude::*;
