@@ -20,7 +20,7 @@ use crate::sim::block::Blocks;
 use crate::sim::coords::{Cell, PlayerPos, WorldSize};
 use crate::sim::env::{Env, player_fits};
 use crate::sim::goal::{GoalError, GoalGenerator};
-use crate::sim::state::{EnvState, NO_INTERACTION};
+use crate::sim::state::NO_INTERACTION;
 
 /// One start: a moment of a recording.
 #[derive(Clone, Debug)]
@@ -43,6 +43,8 @@ pub struct Starts {
     starts: Vec<Start>,
     /// The recordings they came from.
     pub files: Vec<PathBuf>,
+    /// Which steps of each were taken: every `every`-th (and the first).
+    pub every: usize,
 }
 
 /// Why starts cannot be loaded.
@@ -67,7 +69,8 @@ pub enum StartsError {
 
 impl Starts {
     /// Every `every`-th step (and the first) of every recording under `dir` whose
-    /// world is `size`; recordings of other sizes are skipped with a warning.
+    /// world is `size`, but for moments whose house is already built; recordings
+    /// of other sizes are skipped with a warning.
     pub fn load(dir: &Path, size: WorldSize, every: usize) -> Result<Self, StartsError> {
         let every = every.max(1);
         let mut starts = Vec::new();
@@ -87,7 +90,13 @@ impl Starts {
             }
             let goal = Arc::new(env.goal().clone());
             let id = rec.header.episode_id.clone();
-            let mut push = |step: usize, state: &EnvState| {
+            let mut push = |step: usize, env: &Env| {
+                // A moment with the house already built leaves nothing to do, and
+                // its goal percentage (over no cells left to build) no meaning.
+                if env.goal_completed() {
+                    return;
+                }
+                let state = env.state();
                 starts.push(Start {
                     source: format!("{id}@{step}"),
                     goal: Arc::clone(&goal),
@@ -96,12 +105,12 @@ impl Starts {
                     positions: state.player_positions.clone(),
                 });
             };
-            push(0, env.state());
+            push(0, &env);
             let mut step = 0;
             verify(&rec, &mut |env, _| {
                 step += 1;
                 if step % every == 0 {
-                    push(step, env.state());
+                    push(step, env);
                 }
             })?;
             files.push(path);
@@ -113,7 +122,11 @@ impl Starts {
                 skipped,
             });
         }
-        Ok(Self { starts, files })
+        Ok(Self {
+            starts,
+            files,
+            every,
+        })
     }
 
     /// How many starts there are.

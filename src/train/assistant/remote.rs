@@ -18,6 +18,7 @@
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -27,10 +28,11 @@ use super::replay::ReplayBuffer;
 use super::replay_file::{ReplayShape, read_replay, write_replay};
 use super::selfplay::{Collection, EpisodeStats, SelfPlay, SelfPlaySettings};
 use crate::agents::spec::{AgentFactory, AgentSpec};
-use crate::nn::{InferenceService, Model, ServiceConfig};
+use crate::nn::{InferenceService, Model, Precision, ServiceConfig};
+use crate::recording::starts::Starts;
 
 /// The protocol's version; a worker of another version is refused.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 /// The largest frame accepted (a paper-size network's weights are tens of MB, an
 /// iteration's fragments hundreds).
 const MAX_FRAME: u64 = 8 << 30;
@@ -209,6 +211,82 @@ struct Setup {
     keep_goal_logits: bool,
     /// Whether the network masks with line of sight.
     line_of_sight: bool,
+    /// The number format the worker's network plays in (`f32`, `bf16`, `f16`).
+    precision: String,
+    /// The recordings episodes start from (`--starts`), their bytes in the
+    /// frame's payload one after the other; `None`: fresh worlds.
+    starts: Option<StartsFiles>,
+}
+
+/// The recordings of `--starts`, sent with the setup so that a worker on another
+/// machine needs no copy of them.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct StartsFiles {
+    /// Each recording's file name (extension kept: it says how it is read) and
+    /// length in the payload.
+    files: Vec<(String, u64)>,
+    /// Which steps of each are starts (`Starts::every`).
+    every: usize,
+}
+
+impl StartsFiles {
+    /// The recordings of `starts` and their bytes, read once for every worker.
+    fn read(starts: &Starts) -> Result<(Self, Vec<u8>), RemoteError> {
+        let mut files = Vec::with_capacity(starts.files.len());
+        let mut bytes = Vec::new();
+        for (i, path) in starts.files.iter().enumerate() {
+            let content = read_file(path)?;
+            let base = path
+                .file_name()
+                .map_or_else(|| "recording.jsonl".into(), |n| n.to_string_lossy());
+            // Numbered: recordings of one name in different folders stay apart,
+            // and in their order.
+            files.push((format!("{i:05}-{base}"), content.len() as u64));
+            bytes.extend_from_slice(&content);
+        }
+        Ok((
+            Self {
+                files,
+                every: starts.every,
+            },
+            bytes,
+        ))
+    }
+
+    /// Writes the recordings into `dir` and loads them as starts for `size`.
+    fn load(
+        &self,
+        payload: &[u8],
+        dir: &Path,
+        size: crate::sim::coords::WorldSize,
+    ) -> Result<Starts, RemoteError> {
+        std::fs::create_dir_all(dir).map_err(io(format!("creating {}", dir.display())))?;
+        let mut at = 0usize;
+        for (name, len) in &self.files {
+            // A name with a path in it would write outside `dir`.
+            let plain = Path::new(name)
+                .file_name()
+                .is_some_and(|n| n == name.as_str());
+            let end = usize::try_from(*len)
+                .ok()
+                .and_then(|len| at.checked_add(len))
+                .filter(|&end| end <= payload.len());
+            let (true, Some(end)) = (plain, end) else {
+                return Err(RemoteError::Protocol {
+                    peer: "the learner".into(),
+                    message: format!("sent a malformed starts recording {name:?}"),
+                });
+            };
+            write_file(&dir.join(name), &payload[at..end])?;
+            at = end;
+        }
+        Starts::load(dir, size, self.every).map_err(|e| {
+            RemoteError::Assistant(Box::new(super::AssistantError::Config {
+                path: "--starts (sent by the learner)".into(),
+                message: e.to_string(),
+            }))
+        })
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -237,7 +315,12 @@ struct Scratch(PathBuf);
 
 impl Scratch {
     fn new(name: &str) -> Result<Self, RemoteError> {
-        let dir = std::env::temp_dir().join(format!("mbag-remote-{}-{name}", std::process::id()));
+        // Numbered as well: two workers of one index in one process (tests, or a
+        // learner restarted in-process) must not share, or remove, each other's.
+        static MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("mbag-remote-{}-{n}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(io(format!("creating {}", dir.display())))?;
         Ok(Self(dir))
     }
@@ -299,6 +382,10 @@ pub struct SharedSetup {
     pub keep_goal_logits: bool,
     /// Whether the network masks with line of sight.
     pub line_of_sight: bool,
+    /// The number format the workers' networks play in.
+    pub precision: Precision,
+    /// Recorded moments episodes start from, instead of fresh worlds.
+    pub starts: Option<Arc<Starts>>,
 }
 
 impl RemoteWorkers {
@@ -320,6 +407,13 @@ impl RemoteWorkers {
         let mut slots: Vec<Option<(BufReader<TcpStream>, BufWriter<TcpStream>)>> =
             (0..settings.workers).map(|_| None).collect();
         let per_worker = setup.num_envs.div_ceil(settings.workers);
+        let (starts, starts_bytes) = match &setup.starts {
+            Some(starts) => {
+                let (files, bytes) = StartsFiles::read(starts)?;
+                (Some(files), bytes)
+            }
+            None => (None, Vec::new()),
+        };
         while slots.iter().any(Option::is_none) {
             let (stream, peer) = match settings.listener.accept() {
                 Ok(accepted) => accepted,
@@ -395,8 +489,10 @@ impl RemoteWorkers {
                 rollout_len: setup.rollout_len,
                 keep_goal_logits: setup.keep_goal_logits,
                 line_of_sight: setup.line_of_sight,
+                precision: setup.precision.to_string(),
+                starts: starts.clone(),
             };
-            write_frame(&mut writer, Kind::Setup, &message, &[])
+            write_frame(&mut writer, Kind::Setup, &message, &starts_bytes)
                 .map_err(io(format!("sending the setup to worker {}", hello.index)))?;
             log::info!(
                 "self-play worker {} connected from {peer}: {num_envs} envs",
@@ -521,6 +617,7 @@ pub fn run_worker(
     let setup: Setup = frame.header(learner)?;
     match play(
         &setup,
+        &frame.bytes,
         &mut reader,
         &mut writer,
         learner,
@@ -562,6 +659,7 @@ fn connect(learner: &str) -> Result<TcpStream, RemoteError> {
 #[allow(clippy::too_many_arguments)]
 fn play(
     setup: &Setup,
+    starts_bytes: &[u8],
     reader: &mut BufReader<TcpStream>,
     writer: &mut BufWriter<TcpStream>,
     learner: &str,
@@ -587,6 +685,17 @@ fn play(
         num_players: config.env.num_players,
         n_actions: config.model.n_actions(),
     };
+    let precision: Precision = setup
+        .precision
+        .parse()
+        .map_err(|e| assistant(format!("the precision {:?}: {e}", setup.precision)))?;
+    let scratch = Scratch::new(&format!("worker-{index}"))?;
+    let starts = setup
+        .starts
+        .as_ref()
+        .map(|files| files.load(starts_bytes, &scratch.path("starts"), config.env.world_size))
+        .transpose()?
+        .map(Arc::new);
     let mut selfplay = SelfPlay::new(
         &SelfPlaySettings {
             env: config.env.clone(),
@@ -599,13 +708,12 @@ fn play(
             line_of_sight: setup.line_of_sight,
             gamma: config.file.training.gamma,
             assistant: config.file.training.assistant,
-            starts: None,
+            starts,
         },
         factory,
         setup.keep_goal_logits,
     )
     .map_err(|e| RemoteError::Assistant(Box::new(e)))?;
-    let scratch = Scratch::new(&format!("worker-{index}"))?;
     log::info!(
         "self-play worker {index}: {} envs x {} steps per iteration",
         setup.num_envs,
@@ -633,6 +741,10 @@ fn play(
             &frame.bytes,
         )?;
         let model = Model::load(&config_path, device)
+            .and_then(|m| match precision {
+                Precision::F32 => Ok(m),
+                reduced => m.inference_copy(reduced),
+            })
             .map_err(|e| assistant(format!("the weights: {e}")))?;
         let service = InferenceService::spawn(
             model,
@@ -696,15 +808,22 @@ mod tests {
             rollout_len: 3,
             keep_goal_logits: false,
             line_of_sight: false,
+            precision: Precision::F32,
+            starts: None,
         }
     }
 
-    #[test]
-    fn two_workers_play_an_iteration_with_the_learners_weights() {
-        let config = small_config();
+    /// Runs `workers` workers for `iterations` iterations of `setup`; what each
+    /// iteration collected.
+    fn run_remote(
+        config: &super::super::config::ResolvedConfig,
+        setup: &SharedSetup,
+        workers: usize,
+        iterations: u64,
+    ) -> Vec<Collection> {
         let listener = loopback();
         let address = listener.local_addr().unwrap().to_string();
-        let workers: Vec<_> = (0..2)
+        let handles: Vec<_> = (0..workers)
             .map(|i| {
                 let address = address.clone();
                 std::thread::spawn(move || {
@@ -724,21 +843,69 @@ mod tests {
         };
         let settings = RemoteSettings {
             listener,
-            workers: 2,
+            workers,
             connect_timeout: Duration::from_secs(60),
         };
-        let mut remote = RemoteWorkers::accept(&settings, &setup(&config, 3), shape).unwrap();
+        let mut remote = RemoteWorkers::accept(&settings, setup, shape).unwrap();
         let model = Model::new(config.model.clone(), tch::Device::Cpu).unwrap();
-        for iteration in 0..2 {
-            let collected = remote.collect(&model, iteration).unwrap();
+        let collected = (0..iterations)
+            .map(|iteration| remote.collect(&model, iteration).unwrap())
+            .collect();
+        drop(remote);
+        for worker in handles {
+            worker.join().unwrap().unwrap();
+        }
+        collected
+    }
+
+    #[test]
+    fn two_workers_play_an_iteration_with_the_learners_weights() {
+        let config = small_config();
+        for (iteration, collected) in run_remote(&config, &setup(&config, 3), 2, 2)
+            .iter()
+            .enumerate()
+        {
             // 3 envs (2 + 1 across the workers) x 3 steps each.
             assert_eq!(collected.env_steps, 9, "iteration {iteration}");
             let samples: usize = collected.fragments.iter().map(|f| f.samples.len()).sum();
             assert_eq!(samples, 9);
         }
-        drop(remote);
-        for worker in workers {
-            worker.join().unwrap().unwrap();
+    }
+
+    /// `--starts` and `--selfplay-precision` reach the workers: their episodes play
+    /// the recordings' goals (sent with the setup, so the workers need no copy), in
+    /// bf16.
+    #[test]
+    fn workers_start_from_the_learners_recordings_in_its_precision() {
+        let config = small_config();
+        let starts =
+            Starts::load(Path::new("recordings/samples"), config.env.world_size, 5).unwrap();
+        let mut env = crate::sim::env::Env::new(config.env.clone());
+        let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(0);
+        let mut goals: Vec<Vec<u8>> = Vec::new();
+        for _ in 0..200 {
+            let goal = starts.reset(&mut env, &mut rng).goal.ids().to_vec();
+            if !goals.contains(&goal) {
+                goals.push(goal);
+            }
+        }
+        let setup = SharedSetup {
+            precision: Precision::Bf16,
+            starts: Some(Arc::new(starts)),
+            ..setup(&config, 2)
+        };
+        let collected = run_remote(&config, &setup, 2, 1);
+        let samples: Vec<_> = collected[0]
+            .fragments
+            .iter()
+            .flat_map(|f| &f.samples)
+            .collect();
+        assert_eq!(samples.len(), 6);
+        for s in samples {
+            assert!(
+                goals.iter().any(|g| *g == s.goal.to_vec()),
+                "a goal from no recording"
+            );
         }
     }
 

@@ -76,18 +76,39 @@ pub enum AssistantPlays {
     Noop,
 }
 
-/// One finished episode.
+/// One finished episode. Serialised for remote self-play, where a value that is
+/// not a number (a goal percentage over no cells) travels as `null`: JSON has no
+/// NaN, and one must not fail a whole iteration's transfer.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EpisodeStats {
     /// Steps.
     pub length: u64,
     /// The human's final goal percentage (a fraction).
+    #[serde(with = "nan_as_null")]
     pub goal_percentage: f64,
     /// The assistant's goal-dependent reward over `W·H·D − S0`, as
     /// `mbag evaluate` reports it.
+    #[serde(with = "nan_as_null")]
     pub assistant_goal_percentage: f64,
     /// The assistant's summed reward.
+    #[serde(with = "nan_as_null")]
     pub assistant_reward: f64,
+}
+
+/// An `f64` that may be NaN, as a number or `null` (serde_json writes every
+/// non-finite float as `null`; they read back as NaN).
+mod nan_as_null {
+    pub fn serialize<S: serde::Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if x.is_finite() {
+            s.serialize_some(x)
+        } else {
+            s.serialize_none()
+        }
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(<Option<f64> as serde::Deserialize>::deserialize(d)?.unwrap_or(f64::NAN))
+    }
 }
 
 /// What one [`SelfPlay::collect`] produced.
@@ -595,6 +616,21 @@ mod tests {
             last_t(&second)
         );
         service.shutdown().unwrap();
+    }
+
+    #[test]
+    fn episode_stats_survive_json_with_a_nan() {
+        let stats = EpisodeStats {
+            length: 7,
+            goal_percentage: 0.25,
+            assistant_goal_percentage: f64::NAN,
+            assistant_reward: -1.5,
+        };
+        let json = serde_json::to_string(&stats).unwrap();
+        let back: EpisodeStats = serde_json::from_str(&json).unwrap();
+        assert_eq!((back.length, back.goal_percentage), (7, 0.25));
+        assert!(back.assistant_goal_percentage.is_nan());
+        assert_eq!(back.assistant_reward, -1.5);
     }
 
     #[test]

@@ -220,16 +220,6 @@ pub fn train(
     // models cost a model load per environment.
     let mut source = match (&t.corpus, &options.remote) {
         (Corpus::SelfPlay, Some(remote)) => {
-            // Workers build their self-play from the config alone: what only this
-            // process has would be silently lost.
-            if options.starts.is_some() || options.selfplay_precision != Precision::F32 {
-                return Err(AssistantError::Config {
-                    path: "--ray".into(),
-                    message: "remote self-play plays fresh worlds in f32: --starts and \
-                              --selfplay-precision are not sent to the workers yet"
-                        .into(),
-                });
-            }
             let shape = ReplayShape {
                 size: config.env.world_size,
                 num_players: config.env.num_players,
@@ -244,6 +234,8 @@ pub fn train(
                 rollout_len: t.rollout_len,
                 keep_goal_logits,
                 line_of_sight,
+                precision: options.selfplay_precision,
+                starts: options.starts.clone(),
             };
             log::info!(
                 "waiting for {} self-play workers on {}",
