@@ -463,6 +463,20 @@ fn print_python_column(python: &Path, reps: usize, steps: usize) -> anyhow::Resu
     for (key, why) in &bench.not_measured {
         println!("| {key:<40} | not measured: {why}");
     }
+    let slowest = |ratio: fn(&crate::bench::python::PythonScenario) -> f64| {
+        bench
+            .results
+            .values()
+            .map(ratio)
+            .fold(f64::INFINITY, f64::min)
+    };
+    if !bench.results.is_empty() {
+        println!(
+            "slowest Python ratio: MbagEnv {:.0}x, MbagVecEnv {:.0}x",
+            slowest(|s| s.env_ratio()),
+            slowest(|s| s.vec_env_ratio())
+        );
+    }
     Ok(())
 }
 
