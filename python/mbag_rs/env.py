@@ -8,7 +8,10 @@ per player, observations ``(world_obs uint8 (6, W, H, D), inventory_obs int32
 Randomness is drawn as in the reference, so that scripts that seed Python's
 ``random`` and numpy's global generator keep working: start positions and the random
 first-episode length come from ``random.randrange`` exactly as the reference draws
-them, and each new goal from a seed drawn from ``numpy.random``.
+them. The ``random`` goal generator draws from ``numpy.random`` as the reference's does
+(the same seed, the same goals); the other generators with randomness (house
+datasets, transforms) draw from mbag's own streams, seeded from ``numpy.random``:
+reproducible, but not the reference's goals.
 """
 
 import copy
@@ -19,7 +22,7 @@ import os
 import random
 import sys
 from datetime import datetime
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -70,6 +73,30 @@ def _volume(blocks: np.ndarray, block_states: np.ndarray) -> MinecraftBlocks:
     volume.blocks = blocks
     volume.block_states = block_states
     return volume
+
+
+class _Structure(NamedTuple):
+    """A generated structure's block ids and states, what ``reset`` places."""
+
+    blocks: np.ndarray
+    block_states: np.ndarray
+
+
+class _NumpyRandomGoals:
+    """The ``random`` goal generator with numpy's global generator drawing, in the
+    reference's order (every cell's fill, then every cell's block id), so that
+    ``np.random.seed`` gives the reference's goals; the pruning to the parts that
+    stand on the ground runs in Rust."""
+
+    def __init__(self, config: Dict[str, Any]):
+        self.config = {"filled_prop": 0.6, **(config or {})}
+
+    def generate_goal(self, size: Tuple[int, int, int]) -> _Structure:
+        filled = np.random.rand(*size) < self.config["filled_prop"]
+        # Ids 2..9: every block but air and bedrock.
+        ids = np.random.randint(len(MinecraftBlocks.ID2NAME) - 2, size=size) + 2
+        blocks = _native.random_goal(filled, ids.astype(np.uint8))
+        return _Structure(blocks, np.zeros_like(blocks))
 
 
 def _generator_name(generator: Any) -> Tuple[str, bool]:
@@ -159,9 +186,14 @@ class MbagEnv:
     def __init__(self, config: MbagConfigDict):
         self.config = self.get_config(config)
         config_json, python_goals = _native_config(self.config)
-        self._env = _native.NativeEnv(config_json, python_goals, python_hash=_python_hash())
+        # The `random` generator draws from numpy's global generator here, as the
+        # reference's does, so that a seeded numpy gives the reference's goals.
+        numpy_random = not python_goals and _generator_name(self.config["goal_generator"])[0] == "random"
+        self._env = _native.NativeEnv(config_json, python_goals or numpy_random, python_hash=_python_hash())
         self.goal_generator: Optional[Any] = None
-        if python_goals:
+        if numpy_random:
+            self.goal_generator = _NumpyRandomGoals(self.config["goal_generator_config"])
+        elif python_goals:
             generator = self.config["goal_generator"]
             if isinstance(generator, str) or generator.__name__ in GOAL_GENERATOR_CLASS_NAMES:
                 generator = _reference_goal_generator(_generator_name(generator)[0])

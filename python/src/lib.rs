@@ -11,6 +11,7 @@ mod arrays;
 mod draws;
 mod env;
 mod errors;
+mod goals;
 mod masks;
 mod returns;
 mod vec_env;
@@ -36,6 +37,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(masks::mask_flat, m)?)?;
     m.add_function(wrap_pyfunction!(masks::flat_layout, m)?)?;
     m.add_function(wrap_pyfunction!(block_names, m)?)?;
+    m.add_function(wrap_pyfunction!(goals::random_goal, m)?)?;
     errors::register(m)?;
     Ok(())
 }

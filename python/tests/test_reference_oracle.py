@@ -41,6 +41,14 @@ SCENARIOS = {
         "abilities": {"teleportation": False, "flying": True, "inf_blocks": False},
         "players": [{}, {"is_human": True, "timestep_skip": 2}, {"goal_visible": False}],
     },
+    # The random generator draws from numpy in Python, as the reference's does.
+    "walking_random_goals": {
+        "num_players": 2,
+        "world_size": (6, 5, 7),
+        "goal_generator": "random",
+        "goal_generator_config": {"filled_prop": 0.4},
+        "abilities": {"teleportation": False, "flying": True, "inf_blocks": True},
+    },
     "randomized_first_length": {
         "num_players": 1,
         "world_size": (5, 6, 5),

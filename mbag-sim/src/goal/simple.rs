@@ -117,26 +117,63 @@ pub struct RandomGoal {
 
 impl GoalGenerator for RandomGoal {
     fn generate(&mut self, size: WorldSize, rng: &mut dyn RngCore) -> Result<Blocks, GoalError> {
-        let dims = size.axes();
-        let mask = Grid::from_fn(dims, |_, _, _| {
+        let mask = Grid::from_fn(size.axes(), |_, _, _| {
             rng.random::<f64>() < self.config.filled_prop
         });
-        let (labels, count) = label(&mask, Connectivity::Six);
-        let mut grounded = vec![false; count as usize + 1];
-        for x in 0..dims[0] {
-            for z in 0..dims[2] {
-                grounded[labels.get(x, 0, z) as usize] = true;
-            }
-        }
-        grounded[0] = false;
         let mut goal = Blocks::air(size);
-        for (i, &l) in labels.data().iter().enumerate() {
-            if grounded[l as usize] {
+        // An id is drawn for each kept cell only, in order.
+        for (i, keep) in grounded(&mask).into_iter().enumerate() {
+            if keep {
                 goal.ids_mut()[i] = rng.random_range(2..=9);
             }
         }
         Ok(goal)
     }
+}
+
+/// Which filled cells of `mask` (C order) are 6-connected to layer y = 0.
+fn grounded(mask: &Grid<bool>) -> Vec<bool> {
+    let dims = mask.dims();
+    let (labels, count) = label(mask, Connectivity::Six);
+    let mut touches_ground = vec![false; count as usize + 1];
+    for x in 0..dims[0] {
+        for z in 0..dims[2] {
+            touches_ground[labels.get(x, 0, z) as usize] = true;
+        }
+    }
+    // Label 0 is the empty cells.
+    touches_ground[0] = false;
+    labels
+        .data()
+        .iter()
+        .map(|&l| touches_ground[l as usize])
+        .collect()
+}
+
+/// `random`'s goal from draws made elsewhere, as the reference makes them with
+/// numpy: `filled[i]` says whether cell `i` (C order over x, y, z) is filled
+/// before the pruning and `ids[i]` is its block id, drawn for every cell. The
+/// Python package draws them from numpy's global generator, so that a seeded
+/// `numpy.random` gives the reference's goal.
+///
+/// # Panics
+/// If `filled` or `ids` does not have a value per cell of `size`.
+pub fn random_goal_from_draws(size: WorldSize, filled: &[bool], ids: &[u8]) -> Blocks {
+    let cells = size.num_cells();
+    assert!(
+        filled.len() == cells && ids.len() == cells,
+        "random_goal_from_draws: {} filled flags and {} ids for {cells} cells",
+        filled.len(),
+        ids.len()
+    );
+    let mask = Grid::from_fn(size.axes(), |x, y, z| filled[flat(size, x, y, z)]);
+    let mut goal = Blocks::air(size);
+    for (i, keep) in grounded(&mask).into_iter().enumerate() {
+        if keep {
+            goal.ids_mut()[i] = ids[i];
+        }
+    }
+    goal
 }
 
 /// `set_goal`: a uniformly random one of a fixed list of structures, among those that
@@ -172,6 +209,24 @@ mod tests {
 
     fn rng() -> StdRng {
         StdRng::seed_from_u64(7)
+    }
+
+    #[test]
+    fn random_from_draws_keeps_what_stands_on_the_ground_with_the_drawn_ids() {
+        // A 3x3x1 column: (0, 0), (0, 1) and the floating (2, 2) are filled.
+        let size = WorldSize::new(3, 3, 1);
+        let filled_at = |x: usize, y: usize| [(0, 0), (0, 1), (2, 2)].contains(&(x, y));
+        let filled: Vec<bool> = (0..9).map(|i| filled_at(i / 3, i % 3)).collect();
+        let ids: Vec<u8> = (0..9).map(|i| 2 + i as u8 % 8).collect();
+        let goal = random_goal_from_draws(size, &filled, &ids);
+        let kept: Vec<(usize, u8)> = goal
+            .ids()
+            .iter()
+            .enumerate()
+            .filter(|(_, id)| **id != 0)
+            .map(|(i, id)| (i, *id))
+            .collect();
+        assert_eq!(kept, vec![(0, ids[0]), (1, ids[1])]);
     }
 
     #[test]
