@@ -8,12 +8,14 @@ per player, observations ``(world_obs uint8 (6, W, H, D), inventory_obs int32
 Randomness is drawn as in the reference, so that scripts that seed Python's
 ``random`` and numpy's global generator keep working: start positions and the random
 first-episode length come from ``random.randrange`` exactly as the reference draws
-them. The ``random`` goal generator draws from ``numpy.random`` as the reference's does
-(the same seed, the same goals); the other generators with randomness (house
+them. The ``random`` and ``set_goal`` goal generators draw from ``numpy.random`` and
+``random`` as the reference's do (the same seeds, the same goals); the other generators
+with randomness (house
 datasets, transforms) draw from mbag's own streams, seeded from ``numpy.random``:
 reproducible, but not the reference's goals.
 """
 
+import base64
 import copy
 import glob
 import importlib
@@ -63,6 +65,18 @@ def _jsonable(value: Any, path: str) -> Any:
         return value.tolist()
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
+    if isinstance(getattr(value, "blocks", None), np.ndarray):
+        # A structure (the reference's MinecraftBlocks or this package's), as mbag's
+        # configs write one: its size and base64 C-order ids and states.
+        blocks = np.ascontiguousarray(value.blocks, dtype=np.uint8)
+        states = np.ascontiguousarray(
+            getattr(value, "block_states", np.zeros_like(blocks)), dtype=np.uint8
+        )
+        return {
+            "size": list(blocks.shape),
+            "blocks": base64.b64encode(blocks.tobytes()).decode("ascii"),
+            "block_states": base64.b64encode(states.tobytes()).decode("ascii"),
+        }
     raise TypeError(f"config field `{path}` holds {value!r}, which mbag_rs cannot read")
 
 
@@ -97,6 +111,36 @@ class _NumpyRandomGoals:
         ids = np.random.randint(len(MinecraftBlocks.ID2NAME) - 2, size=size) + 2
         blocks = _native.random_goal(filled, ids.astype(np.uint8))
         return _Structure(blocks, np.zeros_like(blocks))
+
+
+class _SetGoals:
+    """The ``set_goal`` generator drawing as the reference's does: a structure from
+    ``random.choice`` over the config's ``goals`` until one fits. Unlike the
+    reference, which would draw forever, it raises if none can fit."""
+
+    def __init__(self, config: Dict[str, Any]):
+        self.goals = list(config["goals"])
+
+    def generate_goal(self, size: Tuple[int, int, int]) -> _Structure:
+        def fits(goal: Any) -> bool:
+            return all(a <= b for a, b in zip(np.shape(goal.blocks), size))
+
+        if not any(fits(goal) for goal in self.goals):
+            raise _native.GoalGenerationError(
+                f"set_goal: none of its {len(self.goals)} goals fits a goal area of {tuple(size)}"
+            )
+        while True:
+            goal = random.choice(self.goals)
+            if fits(goal):
+                blocks = np.ascontiguousarray(goal.blocks, dtype=np.uint8)
+                states = getattr(goal, "block_states", None)
+                states = np.zeros_like(blocks) if states is None else np.ascontiguousarray(states, dtype=np.uint8)
+                return _Structure(blocks, states)
+
+
+# Generators whose draws the drop-in makes in Python, from the generators the
+# reference's draw from.
+_PYTHON_DRAWN = {"random": _NumpyRandomGoals, "set_goal": _SetGoals}
 
 
 def _generator_name(generator: Any) -> Tuple[str, bool]:
@@ -186,13 +230,13 @@ class MbagEnv:
     def __init__(self, config: MbagConfigDict):
         self.config = self.get_config(config)
         config_json, python_goals = _native_config(self.config)
-        # The `random` generator draws from numpy's global generator here, as the
-        # reference's does, so that a seeded numpy gives the reference's goals.
-        numpy_random = not python_goals and _generator_name(self.config["goal_generator"])[0] == "random"
-        self._env = _native.NativeEnv(config_json, python_goals or numpy_random, python_hash=_python_hash())
+        # `random` and `set_goal` draw from Python's global generators here, as the
+        # reference's do, so that seeded generators give the reference's goals.
+        drawn = None if python_goals else _PYTHON_DRAWN.get(_generator_name(self.config["goal_generator"])[0])
+        self._env = _native.NativeEnv(config_json, python_goals or drawn is not None, python_hash=_python_hash())
         self.goal_generator: Optional[Any] = None
-        if numpy_random:
-            self.goal_generator = _NumpyRandomGoals(self.config["goal_generator_config"])
+        if drawn is not None:
+            self.goal_generator = drawn(self.config["goal_generator_config"])
         elif python_goals:
             generator = self.config["goal_generator"]
             if isinstance(generator, str) or generator.__name__ in GOAL_GENERATOR_CLASS_NAMES:
@@ -240,7 +284,9 @@ class MbagEnv:
         if generator is not None and not isinstance(generator, str):
             # Keep the class the caller gave, as the reference does.
             full["goal_generator"] = generator
-        if python_goals and "goal_generator_config" in partial:
+        keeps_objects = python_goals or (generator is not None and _generator_name(generator)[0] == "set_goal")
+        if keeps_objects and "goal_generator_config" in partial:
+            # The caller's objects (structures, classes), as the reference keeps them.
             full["goal_generator_config"] = partial["goal_generator_config"]
         return full
 

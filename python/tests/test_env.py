@@ -193,6 +193,27 @@ def test_python_goal_generator_classes_supply_goals():
     assert (env.goal_blocks.blocks == 7).sum() == 4  # the goal's four inner rows
 
 
+def test_set_goal_takes_structures_in_both_envs_and_names_a_set_that_cannot_fit():
+    small = mbag_rs.MinecraftBlocks((2, 2, 2))
+    small.blocks[:] = 5
+    big = mbag_rs.MinecraftBlocks((9, 9, 9))
+    config = {
+        "world_size": (6, 5, 6),
+        "goal_generator": "set_goal",
+        "goal_generator_config": {"goals": [big, small]},
+    }
+    env = MbagEnv(config)
+    assert env.config["goal_generator_config"]["goals"][1] is not small  # a copy, kept as given
+    for _ in range(3):
+        env.reset(force_regenerate_goal=True)
+        # Only the small one fits the 4x3x4 goal area.
+        assert (env.goal_blocks.blocks == 5).sum() == 8
+    vec = mbag_rs.MbagVecEnv(config, 2)
+    assert (vec.observe()["world_obs"][:, 0, 2] == 5).sum() == 16  # goal channel, both envs
+    with pytest.raises(mbag_rs.GoalGenerationError, match="none of its 1 goals fits"):
+        MbagEnv(dict(config, goal_generator_config={"goals": [big]})).reset()
+
+
 def test_known_goal_generator_classes_map_to_the_simulators():
     class TransformedGoalGenerator:  # stands for the reference's class of this name
         pass

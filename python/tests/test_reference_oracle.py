@@ -19,6 +19,16 @@ ref_env = pytest.importorskip(
 ref_dist = pytest.importorskip("mbag.agents.action_distributions")
 
 import mbag_rs  # noqa: E402
+from mbag.environment.blocks import MinecraftBlocks  # noqa: E402
+
+
+def structure(size, block):
+    """A box of the reference's MinecraftBlocks: ``block`` with an air corner."""
+    goal = MinecraftBlocks(size)
+    goal.blocks[:] = block
+    goal.blocks[0, -1, 0] = MinecraftBlocks.AIR
+    return goal
+
 
 SCENARIOS = {
     "walking_palette_basic": {
@@ -47,6 +57,16 @@ SCENARIOS = {
         "world_size": (6, 5, 7),
         "goal_generator": "random",
         "goal_generator_config": {"filled_prop": 0.4},
+        "abilities": {"teleportation": False, "flying": True, "inf_blocks": True},
+    },
+    # set_goal draws with random.choice in Python, retrying a goal too large.
+    "walking_set_goals": {
+        "num_players": 2,
+        "world_size": (6, 5, 7),
+        "goal_generator": "set_goal",
+        "goal_generator_config": {
+            "goals": [structure((2, 2, 2), 3), structure((9, 9, 9), 4), structure((4, 3, 2), 5)]
+        },
         "abilities": {"teleportation": False, "flying": True, "inf_blocks": True},
     },
     "randomized_first_length": {
