@@ -9,10 +9,9 @@ Randomness is drawn as in the reference, so that scripts that seed Python's
 ``random`` and numpy's global generator keep working: start positions and the random
 first-episode length come from ``random.randrange`` exactly as the reference draws
 them. The ``random`` and ``set_goal`` goal generators draw from ``numpy.random`` and
-``random`` as the reference's do (the same seeds, the same goals); the other generators
-with randomness (house
-datasets, transforms) draw from mbag's own streams, seeded from ``numpy.random``:
-reproducible, but not the reference's goals.
+``random`` as the reference's do (the same seeds, the same goals); the other
+generators with randomness (house datasets, transforms) draw from mbag's own streams,
+seeded from ``numpy.random``: reproducible, but not the reference's goals.
 """
 
 import base64
