@@ -13,6 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rand::rngs::StdRng;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::agents::SimAgent;
 use crate::arrays::{owned, read};
@@ -67,6 +68,9 @@ pub struct NativeVecEnv {
     /// would cost page faults of megabytes of masks per call).
     out: Outputs,
 }
+
+/// One environment's actions and its seats' agents, while they act.
+type EnvSeats<'a> = (&'a mut [Action], &'a mut Vec<Option<SimAgent>>);
 
 /// The agents of the seats the vectorised env plays itself.
 #[derive(Debug)]
@@ -467,19 +471,12 @@ impl NativeVecEnv {
         // keep Rust code off them, and the arrays are documented as rewritten by
         // every step, so Python code reading them meanwhile is the caller's race.
         let played = py.detach(|| {
-            if seats.any() {
-                // The seated agents act on the observations the envs returned last.
-                let agents = &mut seats.agents;
-                vec.for_each(|i, slot| {
-                    for (p, agent) in agents[i].iter_mut().enumerate() {
-                        if let Some(agent) = agent {
-                            parsed[i * players + p] = agent.act(&slot.observations[p]);
-                        }
-                    }
-                });
-            }
             // The calling thread takes chunk 0 (it would only wait otherwise); the
             // pool, one thread fewer, the rest.
+            let threads = self
+                .pool
+                .as_ref()
+                .map_or(1, |p| p.current_num_threads() + 1);
             let run = |n: usize, job: &(dyn Fn(usize) + Sync)| match &self.pool {
                 Some(pool) => pool.in_place_scope(|scope| {
                     for home in 1..n {
@@ -489,6 +486,32 @@ impl NativeVecEnv {
                 }),
                 None => job(0),
             };
+            if seats.any() {
+                // The seated agents act on the observations the envs returned last,
+                // on the same threads (an agent's move costs as much as a step).
+                let envs: Vec<Mutex<EnvSeats<'_>>> = parsed
+                    .chunks_mut(players)
+                    .zip(seats.agents.iter_mut())
+                    .map(Mutex::new)
+                    .collect();
+                let next = AtomicUsize::new(0);
+                let stepped: &VecEnv = vec;
+                run(threads, &|_| {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(env) = envs.get(i) else { break };
+                        let mut env = env.lock().unwrap_or_else(|e| e.into_inner());
+                        let (actions, agents) = &mut *env;
+                        stepped.for_each_in(i..i + 1, |_, slot| {
+                            for (p, agent) in agents.iter_mut().enumerate() {
+                                if let Some(agent) = agent {
+                                    actions[p] = agent.act(&slot.observations[p]);
+                                }
+                            }
+                        });
+                    }
+                });
+            }
             vec.step_with(&parsed, &|i, slot| lock_rows(&rows[i]).write(slot), run)
                 .map(|()| parsed)
         });

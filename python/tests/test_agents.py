@@ -64,3 +64,22 @@ def test_seated_agents_play_inside_the_vectorised_env():
             break
     # Every env's agent made progress of its own (it, not the zero actions, played).
     assert (best > 0.5).all(), best
+
+
+def test_seated_agents_play_the_same_on_any_number_of_threads():
+    # The agents act on the env's threads; each env's agents draw from their own
+    # seeds, so the thread count changes nothing.
+    def rollout(threads):
+        vec = MbagVecEnv(
+            dict(TELEPORT, num_players=2, players=[{}, {}], horizon=30),
+            5,
+            seed=3,
+            num_threads=threads,
+            agents=["LowestBlockAgent", "RandomAgent"],
+        )
+        ignored = np.zeros((5, 2, 3), dtype=np.int64)
+        return [vec.step(ignored)["actions"].copy() for _ in range(40)]
+
+    one, three = rollout(1), rollout(3)
+    for t, (a, b) in enumerate(zip(one, three)):
+        np.testing.assert_array_equal(a, b, err_msg=f"step {t}")
