@@ -680,11 +680,7 @@ fn play(
         .human
         .parse()
         .map_err(|e| assistant(format!("the human {:?}: {e}", setup.human)))?;
-    let shape = ReplayShape {
-        size: config.env.world_size,
-        num_players: config.env.num_players,
-        n_actions: config.model.n_actions(),
-    };
+    let shape = ReplayShape::of(&config);
     let precision: Precision = setup
         .precision
         .parse()
@@ -836,11 +832,7 @@ mod tests {
                 })
             })
             .collect();
-        let shape = ReplayShape {
-            size: config.env.world_size,
-            num_players: config.env.num_players,
-            n_actions: config.model.n_actions(),
-        };
+        let shape = ReplayShape::of(config);
         let settings = RemoteSettings {
             listener,
             workers,
@@ -912,11 +904,7 @@ mod tests {
     #[test]
     fn a_stranger_or_a_wrong_version_is_an_error_naming_it() {
         let config = small_config();
-        let shape = ReplayShape {
-            size: config.env.world_size,
-            num_players: config.env.num_players,
-            n_actions: config.model.n_actions(),
-        };
+        let shape = ReplayShape::of(&config);
         // A frame claiming a huge length.
         let listener = loopback();
         let address = listener.local_addr().unwrap();

@@ -22,6 +22,7 @@ use flate2::read::GzDecoder;
 use flate2::write::GzEncoder;
 use tch::{Kind, Tensor};
 
+use super::config::ResolvedConfig;
 use super::replay::{Fragment, ReplayBuffer, Sample};
 use crate::sim::block::NUM_BLOCKS;
 use crate::sim::coords::WorldSize;
@@ -49,6 +50,16 @@ pub struct ReplayShape {
 }
 
 impl ReplayShape {
+    /// The shape of a training run's samples: its env's world and players, its
+    /// network's flat actions.
+    pub fn of(config: &ResolvedConfig) -> Self {
+        Self {
+            size: config.env.world_size,
+            num_players: config.env.num_players,
+            n_actions: config.model.n_actions(),
+        }
+    }
+
     fn valid_words(&self) -> usize {
         self.n_actions.div_ceil(64)
     }

@@ -127,11 +127,7 @@ pub fn train(
         ..AdamConfig::new(t.learning_rate)
     };
     let log_path = options.out.join(LOG_FILE);
-    let shape = ReplayShape {
-        size: config.env.world_size,
-        num_players: config.env.num_players,
-        n_actions: config.model.n_actions(),
-    };
+    let shape = ReplayShape::of(config);
     let resumed = if options.resume {
         checkpointer.load_latest(options.device)?
     } else {
@@ -220,11 +216,6 @@ pub fn train(
     // models cost a model load per environment.
     let mut source = match (&t.corpus, &options.remote) {
         (Corpus::SelfPlay, Some(remote)) => {
-            let shape = ReplayShape {
-                size: config.env.world_size,
-                num_players: config.env.num_players,
-                n_actions: config.model.n_actions(),
-            };
             let setup = SharedSetup {
                 config: serde_json::to_string(&config.file).expect("configs serialise"),
                 human: options.human.clone(),
