@@ -1,12 +1,12 @@
 //! Many environments stepped in one call, on threads, with the GIL released.
 
-use mbag_sim::NUM_BLOCKS;
 use mbag_sim::action::Action;
 use mbag_sim::env::Env;
 use mbag_sim::goal::GoalGenerator;
 use mbag_sim::obs::NUM_WORLD_CHANNELS;
 use mbag_sim::pyhash::PythonHash;
 use mbag_sim::vecenv::{EpisodeStarter, MaskMode, Slot, VecEnv, Workers};
+use mbag_sim::{NUM_BLOCKS, WorldSize};
 use numpy::{PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyReadwriteArrayDyn};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -60,6 +60,8 @@ pub struct NativeVecEnv {
     num_envs: usize,
     num_players: usize,
     flat_len: usize,
+    /// The world size, which action tuples' locations are decoded for.
+    size: WorldSize,
     /// Per environment, per player, the agent that plays that seat (`None`: the
     /// caller's actions).
     seats: Mutex<Seats>,
@@ -395,6 +397,7 @@ impl NativeVecEnv {
             num_envs,
             num_players,
             flat_len,
+            size: config.world_size,
             seats: Mutex::new(seats),
             out: Outputs::new(py, num_envs, num_players, world, masks),
         })
@@ -440,18 +443,8 @@ impl NativeVecEnv {
         let shape = [self.num_envs, self.num_players, 3];
         let raw = read(&actions, &shape, "actions")?;
         let mut parsed = Vec::with_capacity(self.num_envs * self.num_players);
-        let size = {
-            let vec = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-            let mut first = None;
-            vec.for_each(|i, slot| {
-                if i == 0 {
-                    first = Some(slot.env.size());
-                }
-            });
-            first.expect("at least one environment")
-        };
         for (k, t) in raw.chunks_exact(3).enumerate() {
-            let action = Action::from_tuple([t[0], t[1], t[2]], size).map_err(|e| {
+            let action = Action::from_tuple([t[0], t[1], t[2]], self.size).map_err(|e| {
                 PyValueError::new_err(format!(
                     "environment {}, player {}: {e}",
                     k / self.num_players,
