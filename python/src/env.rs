@@ -273,16 +273,7 @@ impl NativeEnv {
         let observations = (0..players)
             .map(|p| returns::observation(py, env, p))
             .collect::<PyResult<Vec<_>>>()?;
-        let context = returns::InfoContext {
-            action_class,
-            world_size: PyTuple::new(py, self.size())?,
-            timestamp,
-        };
-        let infos = outcome
-            .infos
-            .iter()
-            .map(|info| returns::info(py, info, &context))
-            .collect::<PyResult<Vec<_>>>()?;
+        let infos = returns::infos(py, &outcome.infos, env.size(), action_class, timestamp)?;
         PyTuple::new(
             py,
             [
@@ -301,16 +292,13 @@ impl NativeEnv {
         action_class: &Bound<'py, PyAny>,
         timestamp: &Bound<'py, PyAny>,
     ) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        let context = returns::InfoContext {
+        returns::infos(
+            py,
+            &self.env.reset_infos(),
+            self.env.size(),
             action_class,
-            world_size: PyTuple::new(py, self.size())?,
             timestamp,
-        };
-        self.env
-            .reset_infos()
-            .iter()
-            .map(|info| returns::info(py, info, &context))
-            .collect()
+        )
     }
 
     /// Player `player`'s `(world_obs, inventory_obs, timestep)`; the arrays own

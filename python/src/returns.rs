@@ -1,9 +1,10 @@
 //! The reference's return values (observation tuples, info dicts) built in Rust for
 //! the drop-in `MbagEnv.step`: building them in Python cost more than the step.
 
-use mbag_sim::NUM_BLOCKS;
+use mbag_sim::action::ActionTuple;
 use mbag_sim::env::{Env, StepInfo};
 use mbag_sim::obs::NUM_WORLD_CHANNELS;
+use mbag_sim::{NUM_BLOCKS, WorldSize};
 use numpy::PyArray0;
 use numpy::ndarray::arr0;
 use pyo3::intern;
@@ -34,48 +35,45 @@ pub fn observation<'py>(
     )
 }
 
-/// What every info dict of one step shares.
-pub struct InfoContext<'a, 'py> {
-    /// The class of the infos' actions (`mbag_rs.actions.MbagAction`).
-    pub action_class: &'a Bound<'py, PyAny>,
-    /// The world size, the actions' second argument.
-    pub world_size: Bound<'py, PyTuple>,
-    /// The infos' `timestamp`.
-    pub timestamp: &'a Bound<'py, PyAny>,
-}
-
-/// One player's info dict, with the reference's keys.
-pub fn info<'py>(
+/// Every player's info dict, with the reference's keys: their actions made by
+/// `action_class` (`mbag_rs.actions.MbagAction`) for a world of `size`, their time
+/// `timestamp`.
+pub fn infos<'py>(
     py: Python<'py>,
-    info: &StepInfo,
-    context: &InfoContext<'_, 'py>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let action = |a: mbag_sim::action::ActionTuple| {
-        context
-            .action_class
-            .call1(((a.type_id, a.location, a.block), &context.world_size))
-    };
-    let dict = PyDict::new(py);
-    dict.set_item(intern!(py, "goal_similarity"), info.goal_similarity)?;
-    dict.set_item(intern!(py, "goal_percentage"), info.goal_percentage)?;
-    dict.set_item(
-        intern!(py, "goal_dependent_reward"),
-        info.goal_dependent_reward,
-    )?;
-    dict.set_item(
-        intern!(py, "goal_independent_reward"),
-        info.goal_independent_reward,
-    )?;
-    dict.set_item(intern!(py, "own_reward"), info.own_reward)?;
-    dict.set_item(intern!(py, "own_reward_prop"), info.own_reward_prop)?;
-    dict.set_item(
-        intern!(py, "attempted_action"),
-        action(info.attempted_action)?,
-    )?;
-    dict.set_item(intern!(py, "action"), action(info.action_tuple())?)?;
-    dict.set_item(intern!(py, "action_correct"), info.action_correct)?;
-    dict.set_item(intern!(py, "malmo_observations"), PyList::empty(py))?;
-    dict.set_item(intern!(py, "human_action"), (0, 0, 0))?;
-    dict.set_item(intern!(py, "timestamp"), context.timestamp)?;
-    Ok(dict)
+    infos: &[StepInfo],
+    size: WorldSize,
+    action_class: &Bound<'py, PyAny>,
+    timestamp: &Bound<'py, PyAny>,
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let world_size = PyTuple::new(py, world_shape(size))?;
+    let action =
+        |a: ActionTuple| action_class.call1(((a.type_id, a.location, a.block), &world_size));
+    infos
+        .iter()
+        .map(|info| {
+            let dict = PyDict::new(py);
+            dict.set_item(intern!(py, "goal_similarity"), info.goal_similarity)?;
+            dict.set_item(intern!(py, "goal_percentage"), info.goal_percentage)?;
+            dict.set_item(
+                intern!(py, "goal_dependent_reward"),
+                info.goal_dependent_reward,
+            )?;
+            dict.set_item(
+                intern!(py, "goal_independent_reward"),
+                info.goal_independent_reward,
+            )?;
+            dict.set_item(intern!(py, "own_reward"), info.own_reward)?;
+            dict.set_item(intern!(py, "own_reward_prop"), info.own_reward_prop)?;
+            dict.set_item(
+                intern!(py, "attempted_action"),
+                action(info.attempted_action)?,
+            )?;
+            dict.set_item(intern!(py, "action"), action(info.action_tuple())?)?;
+            dict.set_item(intern!(py, "action_correct"), info.action_correct)?;
+            dict.set_item(intern!(py, "malmo_observations"), PyList::empty(py))?;
+            dict.set_item(intern!(py, "human_action"), (0, 0, 0))?;
+            dict.set_item(intern!(py, "timestamp"), timestamp)?;
+            Ok(dict)
+        })
+        .collect()
 }
