@@ -67,16 +67,22 @@ def _jsonable(value: Any, path: str) -> Any:
     if isinstance(getattr(value, "blocks", None), np.ndarray):
         # A structure (the reference's MinecraftBlocks or this package's), as mbag's
         # configs write one: its size and base64 C-order ids and states.
-        blocks = np.ascontiguousarray(value.blocks, dtype=np.uint8)
-        states = np.ascontiguousarray(
-            getattr(value, "block_states", np.zeros_like(blocks)), dtype=np.uint8
-        )
+        blocks, states = _structure_arrays(value)
         return {
             "size": list(blocks.shape),
             "blocks": base64.b64encode(blocks.tobytes()).decode("ascii"),
             "block_states": base64.b64encode(states.tobytes()).decode("ascii"),
         }
     raise TypeError(f"config field `{path}` holds {value!r}, which mbag_rs cannot read")
+
+
+def _structure_arrays(structure: Any) -> Tuple[np.ndarray, np.ndarray]:
+    """A structure's block ids and states as C-order uint8 arrays (all states 0 where
+    it has none)."""
+    blocks = np.ascontiguousarray(structure.blocks, dtype=np.uint8)
+    states = getattr(structure, "block_states", None)
+    states = np.zeros_like(blocks) if states is None else np.ascontiguousarray(states, dtype=np.uint8)
+    return blocks, states
 
 
 def _volume(blocks: np.ndarray, block_states: np.ndarray) -> MinecraftBlocks:
@@ -131,10 +137,7 @@ class _SetGoals:
         while True:
             goal = random.choice(self.goals)
             if fits(goal):
-                blocks = np.ascontiguousarray(goal.blocks, dtype=np.uint8)
-                states = getattr(goal, "block_states", None)
-                states = np.zeros_like(blocks) if states is None else np.ascontiguousarray(states, dtype=np.uint8)
-                return _Structure(blocks, states)
+                return _Structure(*_structure_arrays(goal))
 
 
 # Generators whose draws the drop-in makes in Python, from the generators the
