@@ -458,6 +458,7 @@ impl NativeVecEnv {
         let mut seats_guard = self.seats.lock().unwrap_or_else(|e| e.into_inner());
         let seats: &mut Seats = &mut seats_guard;
         let players = self.num_players;
+        let seated = seats.any();
         let mut borrowed = Borrowed::new(py, &self.out)?;
         let rows = borrowed.rows(self.num_envs)?;
         // The GIL is released while the arrays are written: numpy's borrow flags
@@ -479,7 +480,7 @@ impl NativeVecEnv {
                 }),
                 None => job(0),
             };
-            if seats.any() {
+            if seated {
                 // The seated agents act on the observations the envs returned last,
                 // on the same threads (an agent's move costs as much as a step).
                 let envs: Vec<Mutex<EnvSeats<'_>>> = parsed
@@ -511,7 +512,7 @@ impl NativeVecEnv {
         drop(rows);
         drop(borrowed);
         let played = played.map_err(errors::step)?;
-        if seats.any() {
+        if seated {
             let mut ended = Vec::new();
             vec.for_each(|i, slot| {
                 if slot.done {
@@ -523,7 +524,7 @@ impl NativeVecEnv {
             }
         }
         let dict = self.outputs(py)?;
-        if seats.any() {
+        if seated {
             let tuples: Vec<i64> = played.iter().flat_map(|a| a.to_tuple()).collect();
             dict.set_item("actions", owned(py, tuples, &[self.num_envs, players, 3])?)?;
         }
