@@ -4,6 +4,8 @@
 //! - [`sim`]: the pure simulator, at exact parity with the reference environment.
 //! - [`agents`]: the reference's heuristic and hardcoded agents, acting on observations.
 //! - [`eval`]: episode metrics with the reference's definitions.
+//! - [`goal_model`]: a goal predictor learned by counting contexts in partial builds
+//!   of real houses, calibrated on styles it never saw; the assistant's search reads it.
 //! - [`golden`]: reading the reference's golden data and replaying it through [`sim`].
 //! - [`vecenv`]: many environments stepped on worker threads.
 //! - [`nn`]: the reference networks in `tch` (conv and transformer), checkpoints and
@@ -31,6 +33,7 @@ pub mod cli;
 pub mod daemon;
 pub mod dataset;
 pub mod eval;
+pub mod goal_model;
 pub mod golden;
 pub mod http;
 pub mod jsonl;

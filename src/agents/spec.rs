@@ -119,7 +119,16 @@ impl NetworkKind {
         match self {
             Self::Bc => &["temperature", "argmax"],
             Self::Pikl => &["sims", "temperature", "argmax"],
-            Self::AssistanceZero => &["sims", "temperature", "argmax", "oracle_goal"],
+            Self::AssistanceZero => &[
+                "sims",
+                "temperature",
+                "argmax",
+                "oracle_goal",
+                "goal_model",
+                "tilt",
+                "guide",
+                "guide_threshold",
+            ],
         }
     }
 }
@@ -167,6 +176,30 @@ impl SpecOptions {
         self.get("oracle_goal").and_then(|v| v.parse().ok())
     }
 
+    /// A goal model file (`goal_model`, from the working directory) whose
+    /// predictions replace the network's goal head in the search
+    /// ([`crate::goal_model`]).
+    pub fn goal_model(&self) -> Option<&str> {
+        self.get("goal_model")
+    }
+
+    /// How far the goal model tilts the search's prior towards places it is
+    /// sure of (`tilt`; see [`crate::goal_model::evaluator`]).
+    pub fn tilt(&self) -> Option<f64> {
+        self.get("tilt").and_then(|v| v.parse().ok())
+    }
+
+    /// The share of the search's prior given to the goal model's guide
+    /// (`guide`, 0 to 1; see [`crate::goal_model::evaluator`]).
+    pub fn guide(&self) -> Option<f64> {
+        self.get("guide").and_then(|v| v.parse().ok())
+    }
+
+    /// The probability above which the guide builds a cell (`guide_threshold`).
+    pub fn guide_threshold(&self) -> Option<f64> {
+        self.get("guide_threshold").and_then(|v| v.parse().ok())
+    }
+
     /// Sets `key` to `value` (unchecked; [`SpecOptions::validate`] checks).
     pub fn set(&mut self, key: &str, value: impl ToString) {
         self.0.insert(key.to_owned(), value.to_string());
@@ -184,16 +217,22 @@ impl SpecOptions {
             }
             let ok = match key {
                 "sims" => value.parse::<u32>().is_ok(),
-                "temperature" => value
+                "temperature" | "tilt" => value
                     .parse::<f64>()
                     .is_ok_and(|t| t.is_finite() && t >= 0.0),
+                "goal_model" => !value.is_empty(),
+                "guide" | "guide_threshold" => {
+                    value.parse::<f64>().is_ok_and(|t| (0.0..=1.0).contains(&t))
+                }
                 "argmax" | "oracle_goal" => value.parse::<bool>().is_ok(),
                 _ => true,
             };
             if !ok {
                 let expected = match key {
                     "sims" => "a non-negative integer",
-                    "temperature" => "a non-negative number",
+                    "temperature" | "tilt" => "a non-negative number",
+                    "goal_model" => "a file",
+                    "guide" | "guide_threshold" => "a number from 0 to 1",
                     "argmax" | "oracle_goal" => "true or false",
                     _ => "a value",
                 };

@@ -71,8 +71,11 @@ pub struct DaemonArgs {
     /// clients can reach).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1", value_parser = parse_agent_address)]
     pub agent_address: IpAddr,
-    /// Where goals come from: paper (the study's CraftAssist houses), paper_train,
-    /// a generator name (random, basic, tutorial, ...) or a .json goal config.
+    /// Where goals come from [default: corpus_test, a building of the house
+    /// corpus' test split; tutorial for the tutorial session]: corpus_test,
+    /// corpus_train, paper (the study's CraftAssist houses), paper_train,
+    /// held_out, a generator name (random, basic, tutorial, ...) or a .json
+    /// goal config.
     #[arg(long, value_name = "GENERATOR")]
     pub goals: Option<String>,
     /// Folder of CraftAssist houses [default: ../shared/data/houses/craftassist].
@@ -374,7 +377,8 @@ fn run(
         if session == Some(SessionKind::Tutorial) {
             "tutorial".into()
         } else {
-            "paper".into()
+            // A real house no training saw (the corpus' test split).
+            "corpus_test".into()
         }
     });
     let mut goals = super::evaluate::goal_config_named(&goals_name, common.houses.as_deref())?
@@ -497,7 +501,19 @@ pub(crate) fn execute(
         .as_deref()
         .map(|p| Recording::read(p).map(|r| EpisodeStats::of(&r)));
     match recorded {
-        Some(Ok(stats)) => println!("{}", stats.summary()),
+        Some(Ok(stats)) => {
+            println!("{}", stats.summary());
+            let names: Vec<&str> = (0..stats.players)
+                .map(|p| {
+                    if p == stats.human {
+                        "the person"
+                    } else {
+                        "the assistant"
+                    }
+                })
+                .collect();
+            println!("{}", stats.team_summary(&names));
+        }
         Some(Err(e)) => eprintln!("warning: cannot summarise the recording: {e}"),
         None => println!(
             "{} steps, goal {:.1}% built (not recorded)",

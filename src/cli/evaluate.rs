@@ -82,14 +82,21 @@ Agent specs:
   none             no assistant: the human plays alone in a 1-player env (\"human alone\")
   Network specs take options: az:PATH?sims=20&temperature=0.3 (keys: sims, temperature,
   argmax; az also oracle_goal=true: plan with the true goal instead of the goal head's
-  prediction, the upper bound of what the search can do).
+  prediction, the upper bound of what the search can do; goal_model=FILE: a goal model
+  (mbag goal-model) in place of the goal head, tilt=T: raise its sure places in the prior,
+  guide=W, guide_threshold=P: give W of the prior to walking to and building the cells it
+  gives more than P). A model config's \"play\" object holds the same settings for
+  `az:PATH` without options (models/assistant.json does).
 
 Goals (--goals):
   paper            the human-study pipeline on the CraftAssist test houses (default)
   paper_train      the same on the training houses
   held_out         the human-study pipeline on every house of ../shared/data/houses (CraftAssist,
                    GrabCraft, prismarine-schematic), or of --houses DIR; never trained on
-  procedural_house random procedural houses placed on the ground (what training should use)
+  corpus_train     the human-study pipeline on the house corpus' 2,487 training buildings
+                   (../shared/data/house_corpus/train): what training may use
+  corpus_test      the same on its 533 test buildings (styles no training saw); never trained on
+  procedural_house random procedural houses placed on the ground
   basic, tutorial, simple_overhang, random, ...   a simulator generator with its defaults
   FILE.json        {\"goal_generator\": NAME, \"goal_generator_config\": {...}}, as in env configs
 
@@ -111,8 +118,9 @@ pub struct EvaluateArgs {
     /// bc:models/human.json].
     #[arg(long, value_name = "SPEC", default_value = crate::agents::defaults::HUMAN, hide_default_value = true)]
     pub human: AgentSpec,
-    /// Who plays the assistant (player 1), or `none`.
-    #[arg(long, value_name = "SPEC")]
+    /// Who plays the assistant (player 1), or `none` [default: the shipped
+    /// assistant, az:models/assistant.json].
+    #[arg(long, value_name = "SPEC", default_value = crate::agents::defaults::ASSISTANT, hide_default_value = true)]
     pub assistant: AgentSpec,
     /// Number of episodes.
     #[arg(long, value_name = "N", default_value_t = 10, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::EPISODES))]
@@ -248,6 +256,16 @@ pub(crate) fn goal_config_named(
             );
             Ok(GoalConfig::held_out(&dir))
         }
+        "corpus_train" | "corpus_test" => {
+            let split = name.trim_start_matches("corpus_");
+            let dir = super::shared_dir().join("data/house_corpus").join(split);
+            anyhow::ensure!(
+                dir.is_dir(),
+                "--goals {name} needs the house corpus, not found at {}",
+                dir.display()
+            );
+            Ok(GoalConfig::held_out(&dir))
+        }
         "procedural_house" => Ok(GoalConfig::procedural_houses(Default::default())),
         _ if name.ends_with(".json") => {
             let text = fs::read_to_string(name).with_context(|| format!("reading {name}"))?;
@@ -263,8 +281,8 @@ pub(crate) fn goal_config_named(
         }
         _ => GoalConfig::from_env(name, &json!({})).with_context(|| {
             format!(
-                "--goals {name}: not paper, paper_train, held_out, procedural_house, a generator \
-                 name or a .json file"
+                "--goals {name}: not paper, paper_train, held_out, corpus_train, corpus_test, \
+                 procedural_house, a generator name or a .json file"
             )
         }),
     }

@@ -6,6 +6,7 @@ mod daemon;
 mod dataset;
 mod demo;
 mod evaluate;
+mod goal_model;
 mod goals;
 mod local_server;
 mod malmo;
@@ -87,6 +88,13 @@ pub enum Command {
     /// Examples: mbag goals stats --goals procedural_house --goals held_out --count 200; mbag goals show --goals procedural_house --count 2
     #[command(subcommand)]
     Goals(goals::GoalsCommand),
+    /// The assistant's goal predictor: learn it from the house corpus' training
+    /// split, score it on houses it never saw (precision where it is sure,
+    /// calibration, baselines).
+    ///
+    /// Examples: mbag goal-model learn --out /tmp/goal.json.gz; mbag goal-model score --model models/assistant_goal.json.gz --houses ../shared/data/house_corpus/test
+    #[command(subcommand)]
+    GoalModel(goal_model::GoalModelCommand),
     /// Measure speed against the reference's figures, printing ratios.
     ///
     /// Example: mbag bench env --reps 3
@@ -186,6 +194,7 @@ impl Cli {
             Command::Watch(args) => daemon::watch(args),
             Command::Evaluate(args) => evaluate::run(args),
             Command::Goals(command) => goals::run(command),
+            Command::GoalModel(command) => goal_model::run(command),
             Command::Bench(command) => bench::run(command),
             Command::Malmo(command) => malmo::run(command),
             Command::Nn(command) => nn::run(command),

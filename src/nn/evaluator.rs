@@ -13,7 +13,10 @@ use super::{
 use crate::agents::Agent;
 use crate::agents::network::{PolicyAgent, SearchAgent};
 use crate::agents::spec::{AgentSpec, AgentSpecError, NetworkAgents, NetworkKind, SpecOptions};
+use crate::goal_model::evaluator::{GoalModelEvaluator, Guide};
+use crate::goal_model::{GoalModel, GoalModelError};
 use crate::mcts::{Evaluator, LeafEvaluation, LeafQuery, MctsConfig};
+use crate::sim::action::FlatLayout;
 use crate::sim::config::Config;
 
 /// A recurrent state kept in search nodes and agents. Tensors may move between
@@ -102,6 +105,7 @@ pub struct ServiceAgents {
     device: DeviceChoice,
     service: ServiceConfig,
     services: Mutex<HashMap<PathBuf, Loaded>>,
+    goal_models: Mutex<HashMap<PathBuf, Arc<GoalModel>>>,
 }
 
 struct Loaded {
@@ -125,7 +129,25 @@ impl ServiceAgents {
             device,
             service,
             services: Mutex::new(HashMap::new()),
+            goal_models: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The goal model at `path`, read the first time it is asked for.
+    fn goal_model(&self, path: &Path) -> Result<Arc<GoalModel>, GoalModelError> {
+        let mut models = self.goal_models.lock().unwrap_or_else(|e| e.into_inner());
+        let key = service_key(path);
+        if let Some(model) = models.get(&key) {
+            return Ok(Arc::clone(model));
+        }
+        let model = Arc::new(GoalModel::load(path)?);
+        log::info!(
+            "loaded goal model {} ({:?} contexts)",
+            path.display(),
+            model.contexts()
+        );
+        models.insert(key, Arc::clone(&model));
+        Ok(model)
     }
 
     /// Serves `model` for specs naming `path`, instead of loading the file: for
@@ -187,6 +209,42 @@ fn service_key(path: &Path) -> PathBuf {
     path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
 }
 
+/// The guide's threshold when neither the spec nor the model names one: a
+/// little above 2/3, where a place starts to pay.
+const DEFAULT_GUIDE_THRESHOLD: f64 = 0.7;
+
+/// How a shipped assistant plays when its spec asks nothing else: the model
+/// config's `play` object, e.g. `{"sims": 20, "goal_model":
+/// "assistant_goal.json.gz", "tilt": 1.0}` (the goal model's path relative to
+/// the config's folder). Spec options override each field.
+#[derive(Debug, Default, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlaySettings {
+    sims: Option<u32>,
+    goal_model: Option<PathBuf>,
+    tilt: Option<f64>,
+    guide: Option<f64>,
+    guide_threshold: Option<f64>,
+    temperature: Option<f64>,
+    argmax: Option<bool>,
+}
+
+impl PlaySettings {
+    /// The `play` object of the config at `path`, if any.
+    fn of(config: &ModelConfig, path: &Path) -> Result<Self, String> {
+        let Some(value) = config.json.get("play") else {
+            return Ok(Self::default());
+        };
+        let mut play: Self = serde_json::from_value(value.clone())
+            .map_err(|e| format!("{}: \"play\": {e}", path.display()))?;
+        if let Some(file) = &play.goal_model {
+            let dir = path.parent().unwrap_or(Path::new("."));
+            play.goal_model = Some(dir.join(file));
+        }
+        Ok(play)
+    }
+}
+
 /// The model's `line_of_sight_masking` (the mask it was trained with).
 fn line_of_sight(config: &ModelConfig) -> bool {
     config.json["custom_model_config"]["line_of_sight_masking"]
@@ -240,9 +298,40 @@ impl NetworkAgents for ServiceAgents {
         }
         let evaluator = NetEvaluator::new(handle);
         let los = line_of_sight(&model);
+        let network = |message: String| AgentSpecError::Network {
+            spec: spec(),
+            message,
+        };
+        let play = if kind == NetworkKind::AssistanceZero {
+            PlaySettings::of(&model, path).map_err(network)?
+        } else {
+            PlaySettings::default()
+        };
+        let sims = options.sims().or(play.sims);
+        let goal_model = match options.goal_model().map(PathBuf::from).or(play.goal_model) {
+            Some(file) => Some(self.goal_model(&file).map_err(|e| network(e.to_string()))?),
+            None => None,
+        };
+        let tilt = options.tilt().or(play.tilt).unwrap_or(0.0) as f32;
+        let guide = options.guide().or(play.guide).unwrap_or(0.0) as f32;
+        let guide_threshold = options
+            .guide_threshold()
+            .or(play.guide_threshold)
+            .unwrap_or(DEFAULT_GUIDE_THRESHOLD);
+        let with_goal = |evaluator: NetEvaluator, goal: Arc<GoalModel>| {
+            let layout = FlatLayout::new(config.world_size, config.abilities);
+            let evaluator = GoalModelEvaluator::new(evaluator, goal, layout, tilt);
+            if guide > 0.0 {
+                evaluator.with_guide(Guide::new(config, guide_threshold, guide))
+            } else {
+                evaluator
+            }
+        };
+        let temperature = options.temperature().or(play.temperature);
+        let argmax = options.argmax().or(play.argmax);
         Ok(match kind {
             // No search: the policy head alone, sampled as a BC policy is.
-            _ if kind == NetworkKind::Bc || options.sims() == Some(0) => {
+            _ if kind == NetworkKind::Bc || sims == Some(0) => {
                 if options.oracle_goal() == Some(true) {
                     // With no simulations the policy head acts alone and no
                     // goal is consulted: the option would do nothing.
@@ -255,12 +344,21 @@ impl NetworkAgents for ServiceAgents {
                         .into(),
                     });
                 }
-                let temperature = if options.argmax() == Some(true) {
+                let temperature = if argmax == Some(true) {
                     0.0
                 } else {
-                    options.temperature().unwrap_or(1.0) as f32
+                    temperature.unwrap_or(1.0) as f32
                 };
-                Box::new(PolicyAgent::new(evaluator, config, los, temperature))
+                match goal_model {
+                    // The tilted prior is the policy the agent samples.
+                    Some(goal) => Box::new(PolicyAgent::new(
+                        with_goal(evaluator, goal),
+                        config,
+                        los,
+                        temperature,
+                    )),
+                    None => Box::new(PolicyAgent::new(evaluator, config, los, temperature)),
+                }
             }
             _ => {
                 let mut search = match kind {
@@ -273,13 +371,13 @@ impl NetworkAgents for ServiceAgents {
                         s
                     }
                 };
-                if let Some(sims) = options.sims() {
+                if let Some(sims) = sims {
                     search.num_simulations = sims as usize;
                 }
-                if let Some(t) = options.temperature() {
+                if let Some(t) = temperature {
                     search.temperature = t;
                 }
-                if let Some(argmax) = options.argmax() {
+                if let Some(argmax) = argmax {
                     search.argmax_tree_policy = argmax;
                 }
                 if options.oracle_goal() == Some(true) {
@@ -294,7 +392,16 @@ impl NetworkAgents for ServiceAgents {
                     }
                     search.use_goal_predictor = false;
                 }
-                Box::new(SearchAgent::new(evaluator, config, player, los, search))
+                match goal_model {
+                    Some(goal) if search.use_goal_predictor => Box::new(SearchAgent::new(
+                        with_goal(evaluator, goal),
+                        config,
+                        player,
+                        los,
+                        search,
+                    )),
+                    _ => Box::new(SearchAgent::new(evaluator, config, player, los, search)),
+                }
             }
         })
     }

@@ -43,6 +43,14 @@ pub struct EpisodeStats {
     /// Per player, chat messages said, by intent flag (accept, reject,
     /// inquiry, none).
     pub chat: Vec<[u64; 4]>,
+    /// Per player, the sum of goal-dependent rewards (the progress each made).
+    pub goal_rewards: Vec<f64>,
+    /// Per player, places that moved the world away from the goal (a wrong
+    /// block, or a block where the goal has air).
+    pub wrong_places: Vec<u64>,
+    /// Per player, breaks that moved the world away from the goal (a block the
+    /// goal has).
+    pub correct_broken: Vec<u64>,
 }
 
 impl EpisodeStats {
@@ -58,6 +66,9 @@ impl EpisodeStats {
         let mut actions = vec![[0u64; 10]; n];
         let mut total_rewards = vec![0.0; n];
         let mut chat = vec![[0u64; 4]; n];
+        let mut goal_rewards = vec![0.0; n];
+        let mut wrong_places = vec![0u64; n];
+        let mut correct_broken = vec![0u64; n];
         for m in rec.steps.iter().flat_map(|s| s.chat.iter().flatten()) {
             let flag = Intent::ALL.iter().position(|&i| i == m.intent).unwrap_or(3);
             if let Some(c) = chat.get_mut(m.speaker) {
@@ -73,6 +84,17 @@ impl EpisodeStats {
                     *c += 1;
                 }
                 total_rewards[p] += s.r[p].0;
+                if let Some(info) = s.info.as_ref().and_then(|i| i.get(p)) {
+                    let gained = info.goal_dependent_reward.0;
+                    goal_rewards[p] += gained;
+                    if gained < 0.0 {
+                        match a.type_id() {
+                            1 => wrong_places[p] += 1,
+                            2 => correct_broken[p] += 1,
+                            _ => {}
+                        }
+                    }
+                }
             }
         }
         let goal_percentage = rec
@@ -103,7 +125,44 @@ impl EpisodeStats {
             finished: rec.footer.is_some(),
             truncated: rec.tail.is_some(),
             chat,
+            goal_rewards,
+            wrong_places,
+            correct_broken,
         }
+    }
+
+    /// The share of the house's built percentage that player `p`'s edits
+    /// made: the goal % split in proportion to each player's net progress
+    /// (`None` without a goal % or any net progress).
+    pub fn share_of(&self, p: usize) -> Option<f64> {
+        let total: f64 = self.goal_rewards.iter().sum();
+        let goal = self.goal_percentage?;
+        let mine = *self.goal_rewards.get(p)?;
+        (total.abs() > 1e-9).then(|| goal * mine / total)
+    }
+
+    /// The team's episode in words, for a person at the end of `play`: how much
+    /// of the house stands, and for each player what it placed and broke, how
+    /// much of the house it built, and its harm (wrong blocks placed, correct
+    /// ones broken).
+    pub fn team_summary(&self, names: &[&str]) -> String {
+        let goal = self
+            .goal_percentage
+            .map_or("-".into(), |p| format!("{:.1}%", 100.0 * p));
+        let mut lines = vec![format!("{} steps: the house is {goal} built", self.steps)];
+        for p in 0..self.players {
+            let name = names.get(p).copied().unwrap_or("player");
+            let a = &self.actions[p];
+            let share = self
+                .share_of(p)
+                .map_or("-".into(), |s| format!("{:.1}%", 100.0 * s));
+            lines.push(format!(
+                "  {name}: placed {} and broke {} blocks, built {share} of the house; \
+                 {} placed wrong, {} correct blocks broken",
+                a[1], a[2], self.wrong_places[p], self.correct_broken[p]
+            ));
+        }
+        lines.join("\n")
     }
 
     /// Chat messages said by every player.

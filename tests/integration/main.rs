@@ -18,6 +18,8 @@ mod daemon_hostile;
 mod evaluate_cli;
 // The robustness suite: the oracle passes it, noop does not; bad files named.
 mod goal_transforms;
+// The goal model: the corpus split kept, baselines beaten on unseen styles, defaults load.
+mod goal_model;
 mod golden_episodes;
 mod malmo_cli;
 mod malmo_emulator_cli;

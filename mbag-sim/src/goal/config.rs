@@ -535,6 +535,18 @@ impl TransformConfig {
 }
 
 impl GoalConfig {
+    /// The folders its base generator reads houses from (none for the generators
+    /// that make their goals), so that a check can tell which data a config
+    /// trains on.
+    pub fn data_dirs(&self) -> Vec<&Path> {
+        match &self.generator {
+            GeneratorConfig::CraftAssist(c) => vec![c.data_dir.as_path()],
+            GeneratorConfig::Grabcraft(c) => vec![c.data_dir.as_path()],
+            GeneratorConfig::HouseFiles(c) => vec![c.data_dir.as_path()],
+            _ => Vec::new(),
+        }
+    }
+
     /// A base generator without transforms.
     pub fn plain(generator: GeneratorConfig) -> Self {
         Self {
