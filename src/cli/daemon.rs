@@ -165,6 +165,11 @@ pub struct PlayArgs {
         default_value = defaults::HUMAN
     )]
     pub emulated_human: AgentSpec,
+    /// After the episode, let the emulated person's model build the same house
+    /// alone (in the simulator, from a fresh start, as many steps) and print
+    /// what it built beside the team's figure.
+    #[arg(long)]
+    pub compare_alone: bool,
     #[command(flatten)]
     pub common: DaemonArgs,
 }
@@ -259,6 +264,9 @@ struct SeatPlan {
 
 /// Runs `mbag play`.
 pub fn play(args: PlayArgs) -> anyhow::Result<u8> {
+    let alone = args.emulated_human.clone();
+    let device = args.common.device;
+    let compare = args.compare_alone;
     let person = person(&args.common, args.emulated_human);
     let seats = vec![
         SeatPlan {
@@ -270,7 +278,67 @@ pub fn play(args: PlayArgs) -> anyhow::Result<u8> {
             seat: Seat::Agent(args.assistant),
         },
     ];
-    run(Mode::Play, &args.common, seats, None)
+    let (code, recording) = run_with(Mode::Play, &args.common, seats, None)?;
+    if compare {
+        match recording {
+            Some(path) if !alone.is_none() => compare_alone(&path, &alone, device)?,
+            _ => eprintln!("--compare-alone: no recording or no person model to compare with"),
+        }
+    }
+    Ok(code)
+}
+
+/// Plays the recorded episode's house from its start with `human` alone, as
+/// many steps, and prints the house built % beside the team's.
+fn compare_alone(
+    path: &std::path::Path,
+    human: &AgentSpec,
+    device: DeviceChoice,
+) -> anyhow::Result<()> {
+    use crate::agents::spec::AgentFactory;
+    use rand::SeedableRng;
+    let rec = Recording::read(path)?;
+    let config = crate::sim::config::Config::from_json(&rec.header.config)
+        .map_err(|e| anyhow::anyhow!("{}: config: {e}", path.display()))?;
+    let mut alone = config.clone();
+    alone.num_players = 1;
+    alone.players.truncate(1);
+    alone.randomize_first_episode_length = false;
+    let size = alone.world_size;
+    let ids = rec.header.goal.blocks.0.clone();
+    let states = rec.header.goal.block_states.0.clone();
+    anyhow::ensure!(
+        ids.len() == size.num_cells() && states.len() == ids.len(),
+        "{}: the goal does not fill the {size} world",
+        path.display()
+    );
+    let goal = crate::sim::block::Blocks::from_raw(size, ids, states);
+    let factory = StandardAgents::with_network(Arc::new(ServiceAgents::new(
+        device,
+        ServiceConfig::default(),
+    )));
+    let mut agent = factory.build(human, 0, &alone)?;
+    let mut env = crate::sim::env::Env::new(alone);
+    let seed = 0;
+    env.reset_with_goal(goal, &mut rand::rngs::StdRng::seed_from_u64(seed));
+    agent.reset(seed);
+    let mut obs = env.new_observation();
+    let steps = rec.steps.len();
+    for _ in 0..steps {
+        env.observe(0, &mut obs)?;
+        let action = agent.try_act(&obs)?;
+        if env.step(&[action])?.done {
+            break;
+        }
+    }
+    let team = EpisodeStats::of(&rec)
+        .goal_percentage
+        .map_or("-".into(), |p| format!("{:.1}%", 100.0 * p));
+    println!(
+        "compared: {human} alone built {:.1}% of the same house in {steps} steps (in the simulator); with the assistant {team}",
+        100.0 * env.goal_percentage(0)
+    );
+    Ok(())
 }
 
 /// Runs `mbag record`.
@@ -372,6 +440,16 @@ fn run(
     seats: Vec<SeatPlan>,
     session: Option<SessionKind>,
 ) -> anyhow::Result<u8> {
+    run_with(mode, common, seats, session).map(|(code, _)| code)
+}
+
+/// [`run`], also returning the recording's path.
+fn run_with(
+    mode: Mode,
+    common: &DaemonArgs,
+    seats: Vec<SeatPlan>,
+    session: Option<SessionKind>,
+) -> anyhow::Result<(u8, Option<PathBuf>)> {
     let config = env_config(common, &seats, session)?;
     let goals_name = common.goals.clone().unwrap_or_else(|| {
         if session == Some(SessionKind::Tutorial) {
@@ -448,7 +526,7 @@ fn run(
     };
     // The loop and the two runtime workers count as two busy threads.
     super::torch_threads::apply(common.torch_threads, common.device, 2);
-    execute(settings, Some(goals.as_mut()), common.device, common.quiet)
+    execute_with(settings, Some(goals.as_mut()), common.device, common.quiet)
 }
 
 /// Runs an episode on a fresh runtime with Ctrl-C handling and a progress bar,
@@ -459,6 +537,16 @@ pub(crate) fn execute(
     device: DeviceChoice,
     quiet: bool,
 ) -> anyhow::Result<u8> {
+    execute_with(settings, goals, device, quiet).map(|(code, _)| code)
+}
+
+/// [`execute`], also returning the recording's path.
+fn execute_with(
+    settings: EpisodeSettings,
+    goals: Option<&mut dyn crate::sim::goal::GoalGenerator>,
+    device: DeviceChoice,
+    quiet: bool,
+) -> anyhow::Result<(u8, Option<PathBuf>)> {
     let recording = settings.recording.clone();
     let max_steps = settings.lockstep.max_steps;
     let factory = Arc::new(StandardAgents::with_network(Arc::new(ServiceAgents::new(
@@ -530,11 +618,12 @@ pub(crate) fn execute(
         report.stats.syncs_scoped
     );
     println!("recording: {path}  (check it with: mbag recording verify {path})");
+    let recorded = report.recording.clone();
     match report.end.error {
-        None => Ok(0),
+        None => Ok((0, recorded)),
         Some(e) => {
             eprintln!("error: the episode stopped early: {e}");
-            Ok(1)
+            Ok((1, recorded))
         }
     }
 }
