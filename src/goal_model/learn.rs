@@ -280,33 +280,21 @@ pub fn count(
     threads: usize,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Counter, LearnError> {
-    let threads = threads.max(1);
-    let counters: Vec<Result<Counter, LearnError>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                scope.spawn(move || -> Result<Counter, LearnError> {
-                    let mut builds = Builds::new(
-                        env,
-                        goals_config,
-                        seed ^ (0x9e37_79b9_7f4a_7c15u64.wrapping_mul(t as u64 + 1)),
-                        (0.0, 0.9),
-                    )?;
-                    let mut counter = Counter::default();
-                    let mine = goals / threads + usize::from(t < goals % threads);
-                    for _ in 0..mine {
-                        for observation in builds.next_goal(per_goal)? {
-                            counter.add(&observation);
-                        }
-                        progress();
-                    }
-                    Ok(counter)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a counting thread panicked"))
-            .collect()
+    let counters = super::on_threads(threads, goals, &|t, mine| {
+        let mut builds = Builds::new(
+            env,
+            goals_config,
+            seed ^ (0x9e37_79b9_7f4a_7c15u64.wrapping_mul(t as u64 + 1)),
+            (0.0, 0.9),
+        )?;
+        let mut counter = Counter::default();
+        for _ in 0..mine {
+            for observation in builds.next_goal(per_goal)? {
+                counter.add(&observation);
+            }
+            progress();
+        }
+        Ok::<_, LearnError>(counter)
     });
     let mut total = Counter::default();
     for counter in counters {

@@ -287,6 +287,32 @@ impl GoalModel {
     }
 }
 
+/// Runs `work(thread, share)` on `threads` scoped threads, `items` split among
+/// them as evenly as they go, and returns each thread's result in thread order.
+/// A panic in a thread is re-raised here.
+pub(crate) fn on_threads<T: Send>(
+    threads: usize,
+    items: usize,
+    work: &(dyn Fn(usize, usize) -> T + Sync),
+) -> Vec<T> {
+    let threads = threads.max(1);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let share = items / threads + usize::from(t < items % threads);
+                scope.spawn(move || work(t, share))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
+}
+
 /// The file's JSON.
 #[derive(Serialize, Deserialize)]
 struct Stored {

@@ -42,14 +42,16 @@ pub fn calibration(scores: &Scores, title: &str, out: &Path) -> Result<(), PlotE
     chart
         .draw_series(LineSeries::new([(0.0, 0.0), (1.0, 1.0)], BLACK.mix(0.4)))
         .map_err(|e| err(&e))?
-        .label("perfect calibration");
+        .label("perfect calibration")
+        .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.mix(0.4)));
     chart
         .draw_series(LineSeries::new(
             [(2.0 / 3.0, 0.0), (2.0 / 3.0, 1.0)],
             RED.mix(0.5),
         ))
         .map_err(|e| err(&e))?
-        .label("p = 2/3: a place pays above");
+        .label("p = 2/3: a place pays above")
+        .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], RED.mix(0.5)));
     let bins: Vec<_> = scores
         .calibration
         .iter()
@@ -62,7 +64,8 @@ pub fn calibration(scores: &Scores, title: &str, out: &Path) -> Result<(), PlotE
             BLUE.stroke_width(2),
         ))
         .map_err(|e| err(&e))?
-        .label("goal model");
+        .label("goal model (point area: cells in the bin)")
+        .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLUE.stroke_width(2)));
     chart
         .draw_series(bins.iter().map(|b| {
             // Area in proportion to the cells in the bin, at least visible.

@@ -62,35 +62,23 @@ pub fn collect_parallel(
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<Observation>, RolloutError> {
     let threads = threads.clamp(1, episodes.max(1));
-    let parts: Vec<Result<Vec<Observation>, RolloutError>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                scope.spawn(move || {
-                    let mut human =
-                        make().map_err(|source| RolloutError::Agent { episode: 0, source })?;
-                    let mine = episodes / threads + usize::from(t < episodes % threads);
-                    let mut out = Vec::new();
-                    for e in 0..mine {
-                        let seed = seed ^ ((t as u64) << 32 | e as u64).wrapping_mul(0x9e37_79b9);
-                        out.extend(collect(
-                            config,
-                            goals,
-                            human.as_mut(),
-                            1,
-                            steps,
-                            every,
-                            seed,
-                        )?);
-                        progress();
-                    }
-                    Ok(out)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a rollout thread panicked"))
-            .collect()
+    let parts = super::on_threads(threads, episodes, &|t, mine| {
+        let mut human = make().map_err(|source| RolloutError::Agent { episode: 0, source })?;
+        let mut out = Vec::new();
+        for e in 0..mine {
+            let seed = seed ^ ((t as u64) << 32 | e as u64).wrapping_mul(0x9e37_79b9);
+            out.extend(collect(
+                config,
+                goals,
+                human.as_mut(),
+                1,
+                steps,
+                every,
+                seed,
+            )?);
+            progress();
+        }
+        Ok::<_, RolloutError>(out)
     });
     let mut out = Vec::new();
     for part in parts {
