@@ -132,10 +132,10 @@ pub struct ScoreArgs {
     #[arg(long, value_name = "K", default_value_t = 4, value_parser = crate::cli::numeric::count::<usize>(1..=1_000))]
     pub builds_per_goal: usize,
     /// The least share of a goal built (the acceptance scores from 10%).
-    #[arg(long, value_name = "F", default_value_t = 0.1)]
+    #[arg(long, value_name = "F", default_value_t = 0.1, value_parser = crate::cli::numeric::share)]
     pub min_built: f64,
     /// The most share of a goal built.
-    #[arg(long, value_name = "F", default_value_t = 0.9)]
+    #[arg(long, value_name = "F", default_value_t = 0.9, value_parser = crate::cli::numeric::share)]
     pub max_built: f64,
     /// The corpus whose training houses give the frequency baseline's shares.
     #[arg(long, value_name = "DIR")]
@@ -164,10 +164,10 @@ pub struct ScoreArgs {
     #[arg(long, value_name = "N", default_value_t = 25, value_parser = crate::cli::numeric::count::<usize>(1..=100_000))]
     pub every: usize,
     /// Score with this smoothing weight instead of the model's.
-    #[arg(long, value_name = "A")]
+    #[arg(long, value_name = "A", value_parser = crate::cli::numeric::positive)]
     pub alpha: Option<f64>,
     /// Score with this temperature instead of the model's.
-    #[arg(long, value_name = "T")]
+    #[arg(long, value_name = "T", value_parser = crate::cli::numeric::positive)]
     pub temperature: Option<f64>,
 }
 

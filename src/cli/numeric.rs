@@ -64,6 +64,36 @@ pub fn seconds(text: &str) -> Result<Seconds, String> {
     text.parse()
 }
 
+/// Parses a share in [0, 1] (for `value_parser`), such as the least part of a
+/// house built.
+pub fn share(text: &str) -> Result<f64, String> {
+    let expected = "expected a share from 0 to 1";
+    let value: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number; {expected}"))?;
+    if (0.0..=1.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!("{text} is out of range; {expected}"))
+    }
+}
+
+/// Parses a finite number greater than 0 and at most a million (for
+/// `value_parser`), such as a smoothing weight or a temperature.
+pub fn positive(text: &str) -> Result<f64, String> {
+    let expected = "expected a number greater than 0 and at most 1000000";
+    let value: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number; {expected}"))?;
+    if value.is_finite() && value > 0.0 && value <= 1e6 {
+        Ok(value)
+    } else {
+        Err(format!("{text} is out of range; {expected}"))
+    }
+}
+
 /// Parses a probability in (0, 1] (for `value_parser`): 0 is left out because
 /// an option that never fires is better left off.
 pub fn probability(text: &str) -> Result<f64, String> {

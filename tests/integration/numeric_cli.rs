@@ -45,6 +45,9 @@ const ZERO_ALLOWED: &[&str] = &[
     "eval-episodes",
     // Remote self-play workers count from 0.
     "index",
+    // A goal model is scored from an empty world up.
+    "min-built",
+    "max-built",
 ];
 
 /// Every option taking a numeric value, as (subcommand path, long name).
