@@ -507,6 +507,15 @@ fn print_scores(args: &ScoreArgs, s: &Scores, b: &score::Baselines) {
             c.level, c.per_observation, c.precision
         );
     }
+    if args.human.is_some() {
+        println!("  of them, air cells no one has touched (not cleared by the person):");
+        for c in &s.confident_untouched {
+            println!(
+                "  p > {:.3}: {:.2} per observation, precision {:.3}",
+                c.level, c.per_observation, c.precision
+            );
+        }
+    }
     println!(
         "  rule \"a run of two equal blocks continues\": {:.2} per observation, precision {:.3}",
         b.runs_per_observation, b.runs_precision

@@ -24,6 +24,10 @@ pub struct Observation {
     pub world: Blocks,
     /// The goal.
     pub goal: Blocks,
+    /// Cells a player has placed or broken in, where known (a human model's
+    /// builds): an air cell someone touched was most often cleared on purpose,
+    /// and no place of an assistant's helps there.
+    pub touched: Option<Vec<bool>>,
 }
 
 impl Observation {
@@ -33,7 +37,21 @@ impl Observation {
     /// If the sizes differ.
     pub fn new(world: Blocks, goal: Blocks) -> Self {
         assert_eq!(world.size(), goal.size(), "world and goal sizes differ");
-        Self { world, goal }
+        Self {
+            world,
+            goal,
+            touched: None,
+        }
+    }
+
+    /// The same with the cells players touched (one flag per cell).
+    ///
+    /// # Panics
+    /// If there is not one flag per cell.
+    pub fn with_touched(mut self, touched: Vec<bool>) -> Self {
+        assert_eq!(touched.len(), self.world.size().num_cells(), "one flag per cell");
+        self.touched = Some(touched);
+        self
     }
 
     /// The world as the model reads it.
@@ -100,6 +118,9 @@ pub struct Scores {
     pub air_cross_entropy: f64,
     /// Places per confidence level of [`CONFIDENCE_LEVELS`].
     pub confident: Vec<Confident>,
+    /// The same over the air cells no player has touched (all air cells where
+    /// the observations do not say).
+    pub confident_untouched: Vec<Confident>,
     /// Calibration of the air cells' best non-air block.
     pub calibration: Vec<Bin>,
 }
@@ -140,6 +161,8 @@ pub fn score_with(
     let (mut air_ce, mut air_cells) = (0.0f64, 0usize);
     let mut confident = [0usize; CONFIDENCE_LEVELS.len()];
     let mut confident_right = [0usize; CONFIDENCE_LEVELS.len()];
+    let mut untouched = [0usize; CONFIDENCE_LEVELS.len()];
+    let mut untouched_right = [0usize; CONFIDENCE_LEVELS.len()];
     let mut bins = [(0usize, 0.0f64, 0usize); CALIBRATION_BINS];
     let mut probs = Vec::new();
     for o in observations {
@@ -163,10 +186,15 @@ pub fn score_with(
             let best = argmax_from(p, 1);
             let pb = p[best];
             let hit = best == goal;
+            let fresh = o.touched.as_ref().is_none_or(|t| !t[i]);
             for (k, &level) in CONFIDENCE_LEVELS.iter().enumerate() {
                 if pb > level {
                     confident[k] += 1;
                     confident_right[k] += usize::from(hit);
+                    if fresh {
+                        untouched[k] += 1;
+                        untouched_right[k] += usize::from(hit);
+                    }
                 }
             }
             let bin = ((pb * CALIBRATION_BINS as f64) as usize).min(CALIBRATION_BINS - 1);
@@ -188,6 +216,15 @@ pub fn score_with(
                 level,
                 per_observation: confident[k] as f64 / n,
                 precision: ratio(confident_right[k], confident[k]),
+            })
+            .collect(),
+        confident_untouched: CONFIDENCE_LEVELS
+            .iter()
+            .enumerate()
+            .map(|(k, &level)| Confident {
+                level,
+                per_observation: untouched[k] as f64 / n,
+                precision: ratio(untouched_right[k], untouched[k]),
             })
             .collect(),
         calibration: bins
