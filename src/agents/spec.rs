@@ -128,6 +128,7 @@ impl NetworkKind {
                 "tilt",
                 "guide",
                 "guide_threshold",
+                "refill",
             ],
         }
     }
@@ -200,6 +201,11 @@ impl SpecOptions {
         self.get("guide_threshold").and_then(|v| v.parse().ok())
     }
 
+    /// Whether the guide may build again where the person cleared (`refill`).
+    pub fn refill(&self) -> Option<bool> {
+        self.get("refill").and_then(|v| v.parse().ok())
+    }
+
     /// Sets `key` to `value` (unchecked; [`SpecOptions::validate`] checks).
     pub fn set(&mut self, key: &str, value: impl ToString) {
         self.0.insert(key.to_owned(), value.to_string());
@@ -224,7 +230,7 @@ impl SpecOptions {
                 "guide" | "guide_threshold" => {
                     value.parse::<f64>().is_ok_and(|t| (0.0..=1.0).contains(&t))
                 }
-                "argmax" | "oracle_goal" => value.parse::<bool>().is_ok(),
+                "argmax" | "oracle_goal" | "refill" => value.parse::<bool>().is_ok(),
                 _ => true,
             };
             if !ok {
@@ -233,7 +239,7 @@ impl SpecOptions {
                     "temperature" | "tilt" => "a non-negative number",
                     "goal_model" => "a file",
                     "guide" | "guide_threshold" => "a number from 0 to 1",
-                    "argmax" | "oracle_goal" => "true or false",
+                    "argmax" | "oracle_goal" | "refill" => "true or false",
                     _ => "a value",
                 };
                 return Err(format!("option {key}={value:?} must be {expected}"));

@@ -85,7 +85,7 @@ Agent specs:
   prediction, the upper bound of what the search can do; goal_model=FILE: a goal model
   (mbag goal-model) in place of the goal head, tilt=T: raise its sure places in the prior,
   guide=W, guide_threshold=P: give W of the prior to walking to and building the cells it
-  gives more than P). A model config's \"play\" object holds the same settings for
+  gives more than P; refill=true: the guide may build again where the person cleared). A model config's \"play\" object holds the same settings for
   `az:PATH` without options (models/assistant.json does).
 
 Goals (--goals):

@@ -92,6 +92,8 @@ pub struct Guide {
     weight: f32,
     wanted: Vec<WantedEdit>,
     belief: Vec<u8>,
+    /// Whether cells the person cleared may be built again.
+    refill: bool,
 }
 
 impl Guide {
@@ -104,7 +106,16 @@ impl Guide {
             weight: weight.clamp(0.0, 1.0),
             wanted: Vec::new(),
             belief: Vec::new(),
+            refill: false,
         }
+    }
+
+    /// The same, building again in cells the person cleared when the model is
+    /// sure of them (the human model breaks goal blocks about as often as
+    /// wrong ones).
+    pub fn refilling(mut self, refill: bool) -> Self {
+        self.refill = refill;
+        self
     }
 
     /// The action towards the sure cells of `goal_logits` from `obs`, if any.
@@ -116,7 +127,7 @@ impl Guide {
         self.belief.extend_from_slice(world);
         let threshold = self.threshold.ln() as f32;
         for (cell, belief) in self.belief.iter_mut().enumerate() {
-            if world[cell] != 0 || cleared(last[cell]) {
+            if world[cell] != 0 || (cleared(last[cell]) && !self.refill) {
                 continue;
             }
             // The surest placeable block, if sure enough: air cells only, so

@@ -118,7 +118,12 @@ pub fn collect(
                 .map_err(|source| RolloutError::Step { episode, source })?
                 .done;
             if step % every.max(1) == 0 {
-                let touched = env.state().last_interacted.iter().map(|&w| w >= 0).collect();
+                let touched = env
+                    .state()
+                    .last_interacted
+                    .iter()
+                    .map(|&w| w >= 0)
+                    .collect();
                 out.push(
                     Observation::new(env.state().blocks.clone(), env.goal().clone())
                         .with_touched(touched),

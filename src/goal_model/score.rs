@@ -49,7 +49,11 @@ impl Observation {
     /// # Panics
     /// If there is not one flag per cell.
     pub fn with_touched(mut self, touched: Vec<bool>) -> Self {
-        assert_eq!(touched.len(), self.world.size().num_cells(), "one flag per cell");
+        assert_eq!(
+            touched.len(),
+            self.world.size().num_cells(),
+            "one flag per cell"
+        );
         self.touched = Some(touched);
         self
     }

@@ -225,6 +225,7 @@ struct PlaySettings {
     tilt: Option<f64>,
     guide: Option<f64>,
     guide_threshold: Option<f64>,
+    refill: Option<bool>,
     temperature: Option<f64>,
     argmax: Option<bool>,
 }
@@ -318,11 +319,12 @@ impl NetworkAgents for ServiceAgents {
             .guide_threshold()
             .or(play.guide_threshold)
             .unwrap_or(DEFAULT_GUIDE_THRESHOLD);
+        let refill = options.refill().or(play.refill).unwrap_or(false);
         let with_goal = |evaluator: NetEvaluator, goal: Arc<GoalModel>| {
             let layout = FlatLayout::new(config.world_size, config.abilities);
             let evaluator = GoalModelEvaluator::new(evaluator, goal, layout, tilt);
             if guide > 0.0 {
-                evaluator.with_guide(Guide::new(config, guide_threshold, guide))
+                evaluator.with_guide(Guide::new(config, guide_threshold, guide).refilling(refill))
             } else {
                 evaluator
             }
