@@ -300,10 +300,7 @@ fn compare_alone(
     let rec = Recording::read(path)?;
     let config = crate::sim::config::Config::from_json(&rec.header.config)
         .map_err(|e| anyhow::anyhow!("{}: config: {e}", path.display()))?;
-    let mut alone = config.clone();
-    alone.num_players = 1;
-    alone.players.truncate(1);
-    alone.randomize_first_episode_length = false;
+    let alone = crate::eval::run::episode_config(&config, &AgentSpec::None)?;
     let size = alone.world_size;
     let ids = rec.header.goal.blocks.0.clone();
     let states = rec.header.goal.block_states.0.clone();
@@ -322,15 +319,8 @@ fn compare_alone(
     let seed = 0;
     env.reset_with_goal(goal, &mut rand::rngs::StdRng::seed_from_u64(seed));
     agent.reset(seed);
-    let mut obs = env.new_observation();
     let steps = rec.steps.len();
-    for _ in 0..steps {
-        env.observe(0, &mut obs)?;
-        let action = agent.try_act(&obs)?;
-        if env.step(&[action])?.done {
-            break;
-        }
-    }
+    crate::goal_model::rollouts::play_alone(&mut env, agent.as_mut(), steps, 0, &mut |_, _| {})?;
     let team = EpisodeStats::of(&rec)
         .goal_percentage
         .map_or("-".into(), |p| format!("{:.1}%", 100.0 * p));

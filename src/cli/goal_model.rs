@@ -2,7 +2,6 @@
 //! the house corpus' training split and scored on houses it never saw.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use anyhow::Context;
@@ -224,54 +223,39 @@ fn learn(args: LearnArgs) -> anyhow::Result<u8> {
     let counted_goals = learn::goals_of(index.houses(&counted)?);
     let held_goals = learn::goals_of(index.houses(&held)?);
     let bar = progress_bar(args.goals, "counting");
-    let done = AtomicUsize::new(0);
-    let counter = learn::count(
+    let mut counter = learn::count(
         &env,
         &counted_goals,
         args.goals,
         args.builds_per_goal,
         args.seed,
         args.threads,
-        &|| {
-            done.fetch_add(1, Ordering::Relaxed);
-            bar.inc(1);
-        },
+        &|| bar.inc(1),
     )?;
     bar.finish();
-    let mut counter = counter;
     let human_validation = match &args.human {
         Some(spec) => {
             let make = human_maker(spec, args.world_size, args.human_steps)?;
-            let bar = progress_bar(args.human_episodes, "human builds");
-            let builds = rollouts::collect_parallel(
-                &make.config,
+            let builds = make.builds(
+                "human builds",
                 &counted_goals,
-                &|| make.build(),
                 args.human_episodes,
-                args.human_steps,
                 args.human_every,
                 args.seed ^ 0x4a11,
                 args.human_threads,
-                &|| bar.inc(1),
             )?;
-            bar.finish();
             for o in &builds {
                 counter.add(o);
             }
             eprintln!("counted {} worlds of {spec}'s builds", builds.len());
-            let bar = progress_bar(args.human_validation_episodes, "held-out builds");
-            let mut held_builds = rollouts::collect_parallel(
-                &make.config,
+            let mut held_builds = make.builds(
+                "held-out builds",
                 &held_goals,
-                &|| make.build(),
                 args.human_validation_episodes,
-                args.human_steps,
                 args.human_every,
                 args.seed ^ 0x7e57,
                 args.human_threads,
-                &|| bar.inc(1),
             )?;
-            bar.finish();
             held_builds.retain(|o| o.built_fraction() >= 0.1);
             Some(held_builds)
         }
@@ -417,9 +401,37 @@ struct HumanMaker {
     spec: AgentSpec,
     config: crate::sim::config::Config,
     factory: StandardAgents,
+    steps: usize,
 }
 
 impl HumanMaker {
+    /// The worlds its agents leave building `episodes` goals from `goals`
+    /// alone, kept every `every` steps, with a progress bar labelled `what`.
+    fn builds(
+        &self,
+        what: &str,
+        goals: &crate::sim::goal::GoalConfig,
+        episodes: usize,
+        every: usize,
+        seed: u64,
+        threads: usize,
+    ) -> anyhow::Result<Vec<Observation>> {
+        let bar = progress_bar(episodes, what);
+        let out = rollouts::collect_parallel(
+            &self.config,
+            goals,
+            &|| self.build(),
+            episodes,
+            self.steps,
+            every,
+            seed,
+            threads,
+            &|| bar.inc(1),
+        )?;
+        bar.finish();
+        Ok(out)
+    }
+
     fn build(&self) -> Result<Box<dyn crate::agents::Agent>, crate::agents::registry::AgentError> {
         self.factory
             .build(&self.spec, 0, &self.config)
@@ -448,6 +460,7 @@ fn human_maker(spec: &str, size: WorldSize, steps: usize) -> anyhow::Result<Huma
         spec,
         config,
         factory,
+        steps,
     })
 }
 
@@ -457,21 +470,14 @@ fn human_builds(
     spec: &str,
     goals: &crate::sim::goal::GoalConfig,
 ) -> anyhow::Result<Vec<Observation>> {
-    let make = human_maker(spec, args.world_size, args.steps)?;
-    let bar = progress_bar(args.count, "human builds");
-    let out = rollouts::collect_parallel(
-        &make.config,
+    human_maker(spec, args.world_size, args.steps)?.builds(
+        "human builds",
         goals,
-        &|| make.build(),
         args.count,
-        args.steps,
         args.every,
         args.seed,
         16,
-        &|| bar.inc(1),
-    )?;
-    bar.finish();
-    Ok(out)
+    )
 }
 
 fn houses_label(args: &ScoreArgs) -> String {

@@ -11,7 +11,7 @@ use crate::agents::Agent;
 use crate::agents::registry::AgentError;
 use crate::sim::config::Config;
 use crate::sim::env::{Env, PlayersOverlapping, StepError};
-use crate::sim::goal::{GoalConfig, GoalError};
+use crate::sim::goal::{GoalConfig, GoalError, GoalGenerator};
 
 /// Why a rollout failed.
 #[derive(Debug, thiserror::Error)]
@@ -45,10 +45,10 @@ pub enum RolloutError {
     },
 }
 
-/// [`collect`] on `threads` threads, each with its own agent from `make`
-/// (network agents from one factory share its inference service, so the
-/// threads' steps meet in its batches), episodes split among them; `progress`
-/// is called after each episode.
+/// [`collect`] on `threads` threads, each with its own agent from `make` and its
+/// own goal generator built once from `goals` (network agents from one factory
+/// share its inference service, so the threads' steps meet in its batches),
+/// episodes split among them; `progress` is called after each episode.
 #[allow(clippy::too_many_arguments)]
 pub fn collect_parallel(
     config: &Config,
@@ -64,12 +64,13 @@ pub fn collect_parallel(
     let threads = threads.clamp(1, episodes.max(1));
     let parts = super::on_threads(threads, episodes, &|t, mine| {
         let mut human = make().map_err(|source| RolloutError::Agent { episode: 0, source })?;
+        let mut generator = goals.build()?;
         let mut out = Vec::new();
         for e in 0..mine {
             let seed = seed ^ ((t as u64) << 32 | e as u64).wrapping_mul(0x9e37_79b9);
             out.extend(collect(
                 config,
-                goals,
+                generator.as_mut(),
                 human.as_mut(),
                 1,
                 steps,
@@ -91,32 +92,21 @@ pub fn collect_parallel(
 /// (one player) on goals from `goals`, keeping the world every `every` steps.
 pub fn collect(
     config: &Config,
-    goals: &GoalConfig,
+    goals: &mut dyn GoalGenerator,
     human: &mut dyn Agent,
     episodes: usize,
     steps: usize,
     every: usize,
     seed: u64,
 ) -> Result<Vec<Observation>, RolloutError> {
-    let mut generator = goals.build()?;
     let mut rng = StdRng::seed_from_u64(seed);
     let mut out = Vec::new();
     for episode in 0..episodes {
         let mut env = Env::new(config.clone());
-        let goal = env.generate_goal(generator.as_mut(), &mut rng)?;
+        let goal = env.generate_goal(goals, &mut rng)?;
         env.reset_with_goal(goal, &mut rng);
         human.reset(seed.wrapping_add(episode as u64));
-        let mut obs = env.new_observation();
-        for step in 1..=steps {
-            env.observe(0, &mut obs)
-                .map_err(|source| RolloutError::Observe { episode, source })?;
-            let action = human
-                .try_act(&obs)
-                .map_err(|source| RolloutError::Agent { episode, source })?;
-            let done = env
-                .step(&[action])
-                .map_err(|source| RolloutError::Step { episode, source })?
-                .done;
+        play_alone(&mut env, human, steps, episode, &mut |step, env| {
             if step % every.max(1) == 0 {
                 let touched = env
                     .state()
@@ -129,10 +119,36 @@ pub fn collect(
                         .with_touched(touched),
                 );
             }
-            if done {
-                break;
-            }
-        }
+        })?;
     }
     Ok(out)
+}
+
+/// Steps `env` (one player, already reset) with `human` until it is done or
+/// `steps` steps have passed, calling `after_step(step, env)` after each
+/// (steps count from 1); `episode` names the episode in errors.
+pub fn play_alone(
+    env: &mut Env,
+    human: &mut dyn Agent,
+    steps: usize,
+    episode: usize,
+    after_step: &mut dyn FnMut(usize, &Env),
+) -> Result<(), RolloutError> {
+    let mut obs = env.new_observation();
+    for step in 1..=steps {
+        env.observe(0, &mut obs)
+            .map_err(|source| RolloutError::Observe { episode, source })?;
+        let action = human
+            .try_act(&obs)
+            .map_err(|source| RolloutError::Agent { episode, source })?;
+        let done = env
+            .step(&[action])
+            .map_err(|source| RolloutError::Step { episode, source })?
+            .done;
+        after_step(step, env);
+        if done {
+            break;
+        }
+    }
+    Ok(())
 }
