@@ -67,42 +67,38 @@ pub fn seconds(text: &str) -> Result<Seconds, String> {
 /// Parses a share in [0, 1] (for `value_parser`), such as the least part of a
 /// house built.
 pub fn share(text: &str) -> Result<f64, String> {
-    let expected = "expected a share from 0 to 1";
-    let value: f64 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("{text:?} is not a number; {expected}"))?;
-    if (0.0..=1.0).contains(&value) {
-        Ok(value)
-    } else {
-        Err(format!("{text} is out of range; {expected}"))
-    }
+    number_in(text, "expected a share from 0 to 1", |v| {
+        (0.0..=1.0).contains(&v)
+    })
 }
 
 /// Parses a finite number greater than 0 and at most a million (for
 /// `value_parser`), such as a smoothing weight or a temperature.
 pub fn positive(text: &str) -> Result<f64, String> {
-    let expected = "expected a number greater than 0 and at most 1000000";
-    let value: f64 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("{text:?} is not a number; {expected}"))?;
-    if value.is_finite() && value > 0.0 && value <= 1e6 {
-        Ok(value)
-    } else {
-        Err(format!("{text} is out of range; {expected}"))
-    }
+    number_in(
+        text,
+        "expected a number greater than 0 and at most 1000000",
+        |v| v.is_finite() && v > 0.0 && v <= 1e6,
+    )
 }
 
 /// Parses a probability in (0, 1] (for `value_parser`): 0 is left out because
 /// an option that never fires is better left off.
 pub fn probability(text: &str) -> Result<f64, String> {
-    let expected = "expected a probability greater than 0 and at most 1";
+    number_in(
+        text,
+        "expected a probability greater than 0 and at most 1",
+        |v| v.is_finite() && v > 0.0 && v <= 1.0,
+    )
+}
+
+/// A number that `accept`s, or an error saying what was `expected`.
+fn number_in(text: &str, expected: &str, accept: impl Fn(f64) -> bool) -> Result<f64, String> {
     let value: f64 = text
         .trim()
         .parse()
         .map_err(|_| format!("{text:?} is not a number; {expected}"))?;
-    if value.is_finite() && value > 0.0 && value <= 1.0 {
+    if accept(value) {
         Ok(value)
     } else {
         Err(format!("{text} is out of range; {expected}"))

@@ -213,24 +213,8 @@ pub fn score_with(
         cross_entropy: ce / voxels.max(1) as f64,
         accuracy: right as f64 / voxels.max(1) as f64,
         air_cross_entropy: air_ce / air_cells.max(1) as f64,
-        confident: CONFIDENCE_LEVELS
-            .iter()
-            .enumerate()
-            .map(|(k, &level)| Confident {
-                level,
-                per_observation: confident[k] as f64 / n,
-                precision: ratio(confident_right[k], confident[k]),
-            })
-            .collect(),
-        confident_untouched: CONFIDENCE_LEVELS
-            .iter()
-            .enumerate()
-            .map(|(k, &level)| Confident {
-                level,
-                per_observation: untouched[k] as f64 / n,
-                precision: ratio(untouched_right[k], untouched[k]),
-            })
-            .collect(),
+        confident: per_level(&confident, &confident_right, n),
+        confident_untouched: per_level(&untouched, &untouched_right, n),
         calibration: bins
             .iter()
             .enumerate()
@@ -242,6 +226,20 @@ pub fn score_with(
             })
             .collect(),
     }
+}
+
+/// [`Confident`] per level of [`CONFIDENCE_LEVELS`] from the cells counted at
+/// each and those right, over `observations` observations.
+fn per_level(cells: &[usize], right: &[usize], observations: f64) -> Vec<Confident> {
+    CONFIDENCE_LEVELS
+        .iter()
+        .zip(cells.iter().zip(right))
+        .map(|(&level, (&cells, &right))| Confident {
+            level,
+            per_observation: cells as f64 / observations,
+            precision: ratio(right, cells),
+        })
+        .collect()
 }
 
 /// The baselines on `observations`, with block `shares` from training goals.
