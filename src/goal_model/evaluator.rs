@@ -170,6 +170,10 @@ impl<E: Evaluator> Evaluator for GoalModelEvaluator<E> {
     ) -> Result<Vec<LeafEvaluation<Self::State>>, Self::Error> {
         let mut answers = self.inner.evaluate(queries)?;
         for (query, answer) in queries.iter().zip(&mut answers) {
+            // A policy-only answer reads the goal model only through the prior.
+            if query.policy_only && self.tilt == 0.0 && self.guide.is_none() {
+                continue;
+            }
             let obs = query.observation;
             let size = obs.size();
             let cells = size.num_cells();
