@@ -45,9 +45,9 @@ pub struct AssistantArgs {
     /// the replay buffer's sampling order).
     #[arg(long, value_name = "MINUTES", value_parser = super::train::parse_minutes)]
     pub time_limit: Option<std::time::Duration>,
-    /// libtorch's intra-op threads [default: 1 on the CPU, where the self-play
-    /// threads (`training.threads`) already use the cores and more threads only
-    /// contend; libtorch's choice on CUDA].
+    /// libtorch's intra-op threads [default on the CPU: the cores, since every
+    /// forward pass runs on the one inference thread while the self-play
+    /// threads' tree work takes about 2% of the time; libtorch's choice on CUDA].
     #[arg(long, value_name = "T", value_parser = super::torch_threads::parse)]
     pub torch_threads: Option<usize>,
     /// The number format self-play's searches run the network in: f32, bf16 or
@@ -107,7 +107,7 @@ pub fn run_worker(args: WorkerArgs) -> anyhow::Result<u8> {
         .device
         .resolve()
         .with_context(|| format!("--device {}", args.device))?;
-    super::torch_threads::apply(None, args.device, usize::MAX);
+    super::torch_threads::apply(None, args.device, 1);
     let factory = StandardAgents::with_network(Arc::new(ServiceAgents::new(
         args.device,
         ServiceConfig::default(),
@@ -175,9 +175,9 @@ pub fn run(args: AssistantArgs) -> anyhow::Result<u8> {
         .device
         .resolve()
         .with_context(|| format!("--device {}", args.device))?;
-    // Self-play threads already fill every core, so on the CPU libtorch's share
-    // is the minimum: one thread.
-    super::torch_threads::apply(args.torch_threads, args.device, usize::MAX);
+    // Every forward pass runs on the one inference thread, which gets the
+    // cores: self-play's own threads only walk trees (SPEED.md).
+    super::torch_threads::apply(args.torch_threads, args.device, 1);
     let factory = StandardAgents::with_network(Arc::new(ServiceAgents::new(
         args.device,
         ServiceConfig::default(),

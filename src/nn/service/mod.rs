@@ -1,10 +1,12 @@
-//! The inference service: one thread owns a [`Model`] (and so its device) and
-//! answers many callers, batching their requests dynamically.
+//! The inference service: a worker owns a [`Model`] (and so its device) and
+//! answers many callers, batching their requests dynamically. Every service's
+//! worker runs on the process's one inference thread ([`hub`]), so that
+//! libtorch's CPU kernels have one thread team, which each batch gets whole.
 //!
 //! # How it works
 //! Callers hold [`InferenceHandle`]s (cheap clones) and send jobs, each a
 //! `Vec<InferenceRequest>`, through one bounded channel of `queue_capacity` jobs; a
-//! full queue blocks the sender, which is the back-pressure. The thread takes the
+//! full queue blocks the sender, which is the back-pressure. The worker takes the
 //! first job, then keeps taking jobs until the batch holds `max_batch` samples,
 //! `max_wait` has passed since the first, or every live handle has a job in it (no
 //! one else can be about to send, so waiting longer only adds latency). It then
@@ -25,10 +27,10 @@
 //! shape) fails its own job with [`NnError::BadInput`] before any forward pass. A
 //! forward pass that errors or panics fails every job with a sample in it with
 //! [`NnError::BatchFailed`]; the service keeps running. [`InferenceService::shutdown`]
-//! (or dropping the service) answers every job already queued, then stops the
-//! thread; from then on every call returns [`NnError::ServiceClosed`], and a
-//! [`Pending`] whose job was never taken resolves to it too, because the thread's
-//! exit closes a channel every `Pending` watches. Nothing waits forever.
+//! (or dropping the service) answers every job already queued, then ends the
+//! worker; from then on every call returns [`NnError::ServiceClosed`], and a
+//! [`Pending`] whose job was never taken resolves to it too, because the worker's
+//! end closes a channel every `Pending` watches. Nothing waits forever.
 //!
 //! # From async code
 //! [`InferenceHandle::evaluate`] blocks. A tokio task should either run it inside
@@ -40,10 +42,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, bounded, select};
+
+mod hub;
+use hub::{Entry, Finished, Turn};
 use tch::{Kind, Tensor};
 
 use super::error::NnError;
@@ -196,10 +200,10 @@ enum Message {
 /// State the handles and the service share.
 #[derive(Debug, Default)]
 struct Shared {
-    /// Set before the thread is told to stop; calls check it first.
+    /// Set before the worker is told to stop; calls check it first.
     closed: AtomicBool,
     /// Live [`InferenceHandle`]s: when a batch holds as many jobs, nobody else
-    /// can be about to send, so the thread stops waiting.
+    /// can be about to send, so the worker stops waiting.
     live_handles: AtomicUsize,
     next_stream: AtomicU64,
 }
@@ -209,7 +213,7 @@ struct Shared {
 pub struct InferenceHandle {
     tx: Sender<Message>,
     shared: Arc<Shared>,
-    /// Disconnected when the thread exits (it holds the only sender).
+    /// Disconnected when the worker ends (its entry holds the only sender).
     done: Receiver<()>,
 }
 
@@ -298,7 +302,7 @@ impl Pending {
     pub fn wait(self) -> Result<Vec<Prediction>, NnError> {
         select! {
             recv(self.reply) -> r => r.unwrap_or(Err(NnError::ServiceClosed)),
-            // The thread has exited: an answer it sent before is still queued.
+            // The worker has ended: an answer it sent before is still queued.
             recv(self.done) -> _ => self.reply.try_recv().unwrap_or(Err(NnError::ServiceClosed)),
         }
     }
@@ -328,18 +332,20 @@ impl Pending {
     }
 }
 
-/// The inference thread and its request queue. Dropping it shuts it down.
+/// A model's worker on the inference thread, and its request queue. Dropping
+/// it shuts it down.
 #[derive(Debug)]
 pub struct InferenceService {
     tx: Sender<Message>,
     shared: Arc<Shared>,
     done: Receiver<()>,
-    thread: Option<JoinHandle<(Model, ServiceStats)>>,
+    /// Answered once when the worker ends; taken by the first stop.
+    finished: Option<Receiver<Finished>>,
 }
 
 impl InferenceService {
-    /// Starts the thread, which owns `model` from now on. A `max_batch` or
-    /// `queue_capacity` of 0 counts as 1.
+    /// Starts serving `model`, which the inference thread owns from now on. A
+    /// `max_batch` or `queue_capacity` of 0 counts as 1.
     pub fn spawn(model: Model, config: ServiceConfig) -> Result<Self, NnError> {
         let config = ServiceConfig {
             max_batch: config.max_batch.max(1),
@@ -355,20 +361,18 @@ impl InferenceService {
             model.config().name,
             model.device()
         );
-        let thread = std::thread::Builder::new()
-            .name("mbag-inference".into())
-            .spawn(move || {
-                // Dropped when this closure returns or unwinds, which wakes every
-                // `Pending` still waiting.
-                let _done = done_tx;
-                Worker::new(model, config, rx, worker_shared).run()
-            })
-            .map_err(|e| NnError::ServiceThread(e.to_string()))?;
+        let (finished_tx, finished) = bounded(1);
+        hub::add(Entry {
+            worker: Worker::new(model, config, rx, worker_shared),
+            finished: finished_tx,
+            _done: done_tx,
+        })
+        .map_err(NnError::ServiceThread)?;
         Ok(Self {
             tx,
             shared,
             done,
-            thread: Some(thread),
+            finished: Some(finished),
         })
     }
 
@@ -382,7 +386,7 @@ impl InferenceService {
         }
     }
 
-    /// Answers every queued job, stops the thread and returns what it did. Later
+    /// Answers every queued job, ends the worker and returns what it did. Later
     /// calls through any handle return [`NnError::ServiceClosed`].
     pub fn shutdown(self) -> Result<ServiceStats, NnError> {
         self.shutdown_into_model().map(|(_, stats)| stats)
@@ -394,16 +398,22 @@ impl InferenceService {
     }
 
     fn stop(&mut self) -> Result<(Model, ServiceStats), NnError> {
-        let thread = self
-            .thread
+        let finished = self
+            .finished
             .take()
             .ok_or_else(|| NnError::ServiceThread("already stopped".into()))?;
         self.shared.closed.store(true, Ordering::SeqCst);
-        // Fails only if the thread has already died; join reports why.
+        // Fails only if the worker has already ended; `finished` says why.
         let _ = self.tx.send(Message::Shutdown);
-        let (model, stats) = thread.join().map_err(|panic| {
-            NnError::ServiceThread(format!("panicked: {}", panic_message(panic.as_ref())))
-        })?;
+        let (model, stats) = match finished.recv() {
+            Ok(Ok(parts)) => parts,
+            Ok(Err(panic)) => return Err(NnError::ServiceThread(format!("panicked: {panic}"))),
+            Err(_) => {
+                return Err(NnError::ServiceThread(
+                    "the inference thread stopped without ending the worker".into(),
+                ));
+            }
+        };
         log::debug!(
             "inference service stopped: {} requests in {} batches (mean {:.1}), busy {:.3} s",
             stats.requests,
@@ -417,7 +427,7 @@ impl InferenceService {
 
 impl Drop for InferenceService {
     fn drop(&mut self) {
-        if self.thread.is_some()
+        if self.finished.is_some()
             && let Err(e) = self.stop()
         {
             log::error!("inference service: {e}");
@@ -425,7 +435,7 @@ impl Drop for InferenceService {
     }
 }
 
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+pub(super) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())
@@ -433,7 +443,8 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "a panic without a message".into())
 }
 
-/// The thread's side: the model, the streams' states and the statistics.
+/// A service's side on the inference thread: the model, the streams' states
+/// and the statistics.
 struct Worker {
     model: Model,
     config: ServiceConfig,
@@ -444,6 +455,12 @@ struct Worker {
     zero_row: RecurrentState,
     /// A message taken from the queue that did not fit the last batch.
     carry: Option<Message>,
+    /// Told to stop: answer what is queued and no more.
+    stopping: bool,
+    /// libtorch's intra-op threads for this model's batches: the count of the
+    /// thread that started the service, as when each service had a thread of
+    /// its own that took the count on its first operator.
+    threads: i32,
     stats: ServiceStats,
 }
 
@@ -466,36 +483,48 @@ impl Worker {
             streams: HashMap::new(),
             zero_row,
             carry: None,
+            stopping: false,
+            threads: tch::get_num_threads(),
             stats: ServiceStats::default(),
         }
     }
 
-    fn run(mut self) -> (Model, ServiceStats) {
-        let mut stopping = false;
-        loop {
-            let message = match self.carry.take() {
-                Some(m) => m,
-                // Once told to stop, answer what is queued and no more.
-                None if stopping => match self.rx.try_recv() {
-                    Ok(m) => m,
-                    Err(_) => break,
-                },
-                None => match self.rx.recv() {
-                    Ok(m) => m,
-                    Err(_) => break,
-                },
-            };
-            match message {
-                Message::Shutdown => stopping = true,
-                Message::ForgetStream(id) => {
-                    self.streams.remove(&id);
-                }
-                Message::Job(job) => {
-                    let jobs = self.gather(job, stopping);
-                    self.process(jobs);
-                }
+    /// Handles the next message (a carried one first) if there is one without
+    /// waiting.
+    fn turn(&mut self) -> Turn {
+        let message = match self.carry.take() {
+            Some(m) => m,
+            None => match self.rx.try_recv() {
+                Ok(m) => m,
+                Err(TryRecvError::Empty) if !self.stopping => return Turn::Idle,
+                Err(_) => return Turn::Finished,
+            },
+        };
+        match message {
+            Message::Shutdown => self.stopping = true,
+            Message::ForgetStream(id) => {
+                self.streams.remove(&id);
+            }
+            Message::Job(job) => {
+                let jobs = self.gather(job, self.stopping);
+                self.process(jobs);
             }
         }
+        Turn::Worked
+    }
+
+    /// Whether a message waits outside the queue.
+    fn has_carry(&self) -> bool {
+        self.carry.is_some()
+    }
+
+    /// Whether the worker has been told to stop.
+    fn is_stopping(&self) -> bool {
+        self.stopping
+    }
+
+    /// The model and what the worker did.
+    fn into_parts(self) -> (Model, ServiceStats) {
         (self.model, self.stats)
     }
 
