@@ -118,9 +118,10 @@ impl NetworkKind {
     pub fn option_keys(self) -> &'static [&'static str] {
         match self {
             Self::Bc => &["temperature", "argmax"],
-            Self::Pikl => &["sims", "temperature", "argmax"],
+            Self::Pikl => &["sims", "leaves", "temperature", "argmax"],
             Self::AssistanceZero => &[
                 "sims",
+                "leaves",
                 "temperature",
                 "argmax",
                 "oracle_goal",
@@ -133,6 +134,11 @@ impl NetworkKind {
         }
     }
 }
+
+/// The most leaves a search may gather per network call: past the batch where
+/// the network's cost per sample flattens (`mbag bench nn`), more only weakens
+/// the search.
+pub const MAX_LEAVES: usize = 256;
 
 /// A network spec's `?key=value&...` options, sorted by key, values as written.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -158,6 +164,13 @@ impl SpecOptions {
     /// samples its network's policy head, as a `bc:` agent does.
     pub fn sims(&self) -> Option<u32> {
         self.get("sims").and_then(|v| v.parse().ok())
+    }
+
+    /// Leaves the search gathers (under virtual loss) for each network call
+    /// (`leaves`), if given: 1 is the reference's one-at-a-time search, more
+    /// fill the network's batches (`mbag bench mcts --leaves`).
+    pub fn leaves(&self) -> Option<usize> {
+        self.get("leaves").and_then(|v| v.parse().ok())
     }
 
     /// Sampling temperature (`temperature`), if given.
@@ -223,6 +236,9 @@ impl SpecOptions {
             }
             let ok = match key {
                 "sims" => value.parse::<u32>().is_ok(),
+                "leaves" => value
+                    .parse::<usize>()
+                    .is_ok_and(|n| (1..=MAX_LEAVES).contains(&n)),
                 "temperature" | "tilt" => value
                     .parse::<f64>()
                     .is_ok_and(|t| t.is_finite() && t >= 0.0),
@@ -236,6 +252,7 @@ impl SpecOptions {
             if !ok {
                 let expected = match key {
                     "sims" => "a non-negative integer",
+                    "leaves" => "an integer from 1 to 256",
                     "temperature" | "tilt" => "a non-negative number",
                     "goal_model" => "a file",
                     "guide" | "guide_threshold" => "a number from 0 to 1",

@@ -83,6 +83,9 @@ pub struct MoveTiming {
     pub moves: u64,
     /// Time in the assistant's moves.
     pub seconds: f64,
+    /// The cores' use over the whole row, both players' moves and the env's
+    /// steps included ([`crate::bench::cpu::Utilisation`]).
+    pub cpu: Option<f64>,
 }
 
 impl MoveTiming {
@@ -139,7 +142,9 @@ pub fn time_moves(
     let mut timing = MoveTiming {
         moves: 0,
         seconds: 0.0,
+        cpu: None,
     };
+    let mut utilisation = None;
     let mut warmed_up = !bench.warm_up;
     while timing.moves < bench.min_moves || timing.seconds < bench.budget.as_secs_f64() {
         for (p, o) in obs.iter_mut().enumerate() {
@@ -153,11 +158,13 @@ pub fn time_moves(
             timing.moves += 1;
         }
         warmed_up = true;
+        utilisation.get_or_insert_with(crate::bench::cpu::Utilisation::start);
         if env.step(&[human, assistant])?.done {
             episode += 1;
             start_episode(&mut env, &mut agents, episode)?;
         }
     }
+    timing.cpu = utilisation.and_then(|u| u.share());
     Ok(timing)
 }
 
@@ -172,6 +179,10 @@ pub struct SelfPlayTiming {
     pub seconds: f64,
     /// The inference service's mean batch.
     pub mean_batch: f64,
+    /// The cores' use while it played.
+    pub cpu: Option<f64>,
+    /// The format the assistant's network computed in.
+    pub precision: crate::nn::Precision,
 }
 
 /// What [`time_selfplay`] plays.
@@ -183,6 +194,10 @@ pub struct SelfPlayBench {
     pub goals: GoalConfig,
     /// Simulations per assistant move.
     pub sims: usize,
+    /// Leaves each search gathers per network call.
+    pub leaves: usize,
+    /// How the assistant's number format is chosen.
+    pub formats: crate::nn::reduced::FormatChoice,
     /// Environments.
     pub envs: usize,
     /// Self-play threads.
@@ -194,9 +209,12 @@ pub struct SelfPlayBench {
 }
 
 /// Self-play on `model` (moved into an inference service) as training plays it:
-/// the paper's search settings with `bench.sims` simulations.
+/// the paper's search settings with `bench.sims` simulations and
+/// `bench.leaves` leaves per call. `path` is the model's config (for its golden
+/// file in the format check).
 pub fn time_selfplay(
-    model: Model,
+    mut model: Model,
+    path: &Path,
     factory: &dyn AgentFactory,
     bench: &SelfPlayBench,
 ) -> Result<SelfPlayTiming, MctsBenchError> {
@@ -207,6 +225,7 @@ pub fn time_selfplay(
         human: bench.human.clone(),
         mcts: MctsConfig {
             num_simulations: bench.sims,
+            leaves_per_batch: bench.leaves,
             ..MctsConfig::default()
         },
         num_envs: bench.envs,
@@ -218,19 +237,35 @@ pub fn time_selfplay(
         starts: None,
     };
     let mut selfplay = SelfPlay::new(&settings, factory, false)?;
-    let service = InferenceService::spawn(model, ServiceConfig::default())?;
+    if bench.formats == crate::nn::reduced::FormatChoice::Checked {
+        crate::nn::reduced::choose_on_cpu(&mut model, path)?;
+    }
+    let precision = model.precision();
+    let service = InferenceService::spawn(
+        model,
+        ServiceConfig {
+            // Every search's leaves in one batch, as training sizes it.
+            max_batch: (bench.envs * bench.leaves).max(1),
+            ..ServiceConfig::default()
+        },
+    )?;
     selfplay.collect(service.handle(), 1)?;
+    let utilisation = crate::bench::cpu::Utilisation::start();
     let collection = selfplay.collect(service.handle(), bench.steps)?;
+    let cpu = utilisation.share();
     let stats = service.shutdown()?;
     Ok(SelfPlayTiming {
         env_steps: collection.env_steps,
         simulations: collection.simulations,
         seconds: collection.seconds,
         mean_batch: stats.mean_batch_size(),
+        cpu,
+        precision,
     })
 }
 
-/// The `az:` spec of the model at `path` with `sims` simulations.
-pub fn assistant_spec(path: &Path, sims: u32) -> Result<AgentSpec, AgentSpecError> {
-    format!("az:{}?sims={sims}", path.display()).parse()
+/// The `az:` spec of the model at `path` with `sims` simulations, gathering
+/// `leaves` leaves per network call.
+pub fn assistant_spec(path: &Path, sims: u32, leaves: u32) -> Result<AgentSpec, AgentSpecError> {
+    format!("az:{}?sims={sims}&leaves={leaves}", path.display()).parse()
 }

@@ -2,6 +2,7 @@
 
 pub mod baseline;
 pub mod bridge;
+pub mod cpu;
 pub mod daemon;
 pub mod env;
 pub mod mcts;

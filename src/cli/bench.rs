@@ -101,6 +101,14 @@ pub struct MctsBenchArgs {
     /// Simulations per move (0: the policy head, no search).
     #[arg(long, value_delimiter = ',', default_value = "0,1,10,20,100", value_parser = crate::cli::numeric::count::<u32>(crate::cli::numeric::SIMS))]
     pub sims: Vec<u32>,
+    /// Leaves each search gathers per network call, under virtual loss (1: the
+    /// reference's one-at-a-time search); a row for each.
+    #[arg(long, value_delimiter = ',', default_value = "1,8", value_parser = clap::value_parser!(u32).range(1..=crate::agents::spec::MAX_LEAVES as i64))]
+    pub leaves: Vec<u32>,
+    /// Number formats on the CPU: `checked` (bfloat16 where `mbag nn
+    /// check-precision` allows, as play and evaluate run) or `f32`; a row for each.
+    #[arg(long, value_delimiter = ',', default_value = "f32,checked")]
+    pub formats: Vec<crate::nn::reduced::FormatChoice>,
     /// Devices (cpu, cuda) [default: cpu, and cuda when available].
     #[arg(long, value_delimiter = ',')]
     pub devices: Vec<DeviceChoice>,
@@ -127,8 +135,11 @@ pub struct MctsBenchArgs {
     /// Self-play's simulations per move (0 skips self-play).
     #[arg(long, default_value_t = 20, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::SIMS))]
     pub selfplay_sims: usize,
+    /// Self-play's leaves per network call per search.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=crate::agents::spec::MAX_LEAVES as i64))]
+    pub selfplay_leaves: u32,
     /// Self-play's environments.
-    #[arg(long, default_value_t = 4, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::BATCH))]
+    #[arg(long, default_value_t = 32, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::BATCH))]
     pub selfplay_envs: usize,
     /// Self-play's threads [default: the available cores].
     #[arg(long, value_parser = crate::cli::numeric::count::<usize>(crate::cli::numeric::THREADS))]
@@ -177,8 +188,9 @@ pub struct NnBenchArgs {
     #[arg(long, default_value_t = DeviceChoice::Auto)]
     pub device: DeviceChoice,
     /// Number formats for the batch-size table, each measured in turn: f32, bf16,
-    /// f16 (CUDA only). The service runs in the first.
-    #[arg(long, value_delimiter = ',', default_value = "f32")]
+    /// f16 (CUDA only). The service runs in the first. Whether a model may use
+    /// bf16 in play is `mbag nn check-precision`'s answer.
+    #[arg(long, value_delimiter = ',', default_value = "f32,bf16")]
     pub precision: Vec<Precision>,
     /// Let cuDNN time its convolution algorithms for each new input shape and keep
     /// the fastest (the first call of each shape is slower).
@@ -926,50 +938,70 @@ fn mcts(args: &MctsBenchArgs) -> anyhow::Result<u8> {
         args.human, args.goals, args.seconds
     );
     println!(
-        "{:<12} {:<8} {:>5} {:>6} {:>9} {:>10} {:>9}",
-        "model", "device", "sims", "moves", "moves/s", "sims/s", "ms/move"
+        "{:<12} {:<8} {:<5} {:>5} {:>6} {:>6} {:>9} {:>10} {:>9} {:>5}",
+        "model", "device", "fmt", "sims", "leaves", "moves", "moves/s", "sims/s", "ms/move", "cpu"
     );
+    let percent =
+        |share: Option<f64>| share.map_or_else(|| "-".to_owned(), |s| format!("{:.0}%", 100.0 * s));
     for device in &devices {
         let tch_device = device.resolve()?;
         for model in &models {
-            // The rows' threads adopt the count on their first operator; self-play
-            // below sets its own.
+            // The inference thread adopts the count on its first operator.
             tch::set_num_threads(torch_threads as i32);
             let path = dir.join(format!("{}.json", model.config));
             let config = ModelConfig::read(&path)?;
             let env = bench_config(&config);
-            let agents = Arc::new(ServiceAgents::new(*device, ServiceConfig::default()));
-            if !path.with_extension("safetensors").exists() {
-                agents.insert(&path, load_model(&dir, model, tch_device)?)?;
-            }
-            let factory = StandardAgents::with_network(agents.clone());
-            for (row, &sims) in args.sims.iter().enumerate() {
-                let spec = assistant_spec(&path, sims)?;
-                let bench = MoveBench {
-                    human: args.human.clone(),
-                    goals: goals.clone(),
-                    seed: u64::from(sims),
-                    budget,
-                    min_moves: args.min_moves.max(1),
-                    // The service (one per model and device) warms up once.
-                    warm_up: row == 0,
-                };
-                let t = time_moves(&factory, &spec, &env, &bench)
-                    .with_context(|| format!("{} on {device} at {sims} sims", model.key))?;
-                println!(
-                    "{:<12} {:<8} {:>5} {:>6} {:>9.1} {:>10} {:>9.2}",
-                    model.key,
-                    device.to_string(),
-                    sims,
-                    t.moves,
-                    t.moves_per_s(),
-                    if sims == 0 {
-                        "-".to_owned()
-                    } else {
-                        format!("{:.0}", t.moves_per_s() * f64::from(sims))
-                    },
-                    1e3 / t.moves_per_s()
+            for &formats in &args.formats {
+                let agents = Arc::new(
+                    ServiceAgents::new(*device, ServiceConfig::default()).with_formats(formats),
                 );
+                if !path.with_extension("safetensors").exists() {
+                    agents.insert(&path, load_model(&dir, model, tch_device)?)?;
+                }
+                let factory = StandardAgents::with_network(agents.clone());
+                let mut first = true;
+                for &sims in &args.sims {
+                    for &leaves in &args.leaves {
+                        // Without a search there are no leaves to gather.
+                        if sims <= 1 && leaves > 1 {
+                            continue;
+                        }
+                        let spec = assistant_spec(&path, sims, leaves)?;
+                        let bench = MoveBench {
+                            human: args.human.clone(),
+                            goals: goals.clone(),
+                            seed: u64::from(sims),
+                            budget,
+                            min_moves: args.min_moves.max(1),
+                            // The service (one per model, device and format) warms up once.
+                            warm_up: first,
+                        };
+                        first = false;
+                        let t = time_moves(&factory, &spec, &env, &bench).with_context(|| {
+                            format!("{} on {device} at {sims} sims, {leaves} leaves", model.key)
+                        })?;
+                        let fmt = agents
+                            .precision_of(&path)
+                            .map_or_else(|| "-".to_owned(), |p| p.to_string());
+                        println!(
+                            "{:<12} {:<8} {:<5} {:>5} {:>6} {:>6} {:>9.1} {:>10} {:>9.2} {:>5}",
+                            model.key,
+                            device.to_string(),
+                            fmt,
+                            sims,
+                            leaves,
+                            t.moves,
+                            t.moves_per_s(),
+                            if sims == 0 {
+                                "-".to_owned()
+                            } else {
+                                format!("{:.0}", t.moves_per_s() * f64::from(sims))
+                            },
+                            1e3 / t.moves_per_s(),
+                            percent(t.cpu),
+                        );
+                    }
+                }
             }
         }
     }
@@ -979,29 +1011,13 @@ fn mcts(args: &MctsBenchArgs) -> anyhow::Result<u8> {
     let threads = args.selfplay_threads.unwrap_or(cores).max(1);
     println!();
     println!(
-        "self-play ({} envs, {threads} threads, {} sims, {} steps per env timed, libtorch threads {})",
-        args.selfplay_envs,
-        args.selfplay_sims,
-        args.selfplay_steps,
-        if matches!(devices.first(), Some(DeviceChoice::Cpu)) {
-            "1 on the cpu"
-        } else {
-            "default"
-        },
+        "self-play ({} envs, {threads} threads, {} sims, {} leaves per call, {} steps per env timed)",
+        args.selfplay_envs, args.selfplay_sims, args.selfplay_leaves, args.selfplay_steps,
     );
     println!(
-        "{:<12} {:<8} {:>10} {:>10} {:>11}",
-        "model", "device", "steps/s", "sims/s", "mean batch"
+        "{:<12} {:<8} {:<5} {:>10} {:>10} {:>11} {:>5}",
+        "model", "device", "fmt", "steps/s", "sims/s", "mean batch", "cpu"
     );
-    let bench = SelfPlayBench {
-        human: args.human.clone(),
-        goals: goals.clone(),
-        sims: args.selfplay_sims,
-        envs: args.selfplay_envs.max(1),
-        threads,
-        steps: args.selfplay_steps.max(1),
-        seed: 0,
-    };
     for device in &devices {
         // A network human runs on the device too, on a service of its own.
         let factory = StandardAgents::with_network(Arc::new(ServiceAgents::new(
@@ -1009,21 +1025,38 @@ fn mcts(args: &MctsBenchArgs) -> anyhow::Result<u8> {
             ServiceConfig::default(),
         )));
         let tch_device = device.resolve()?;
-        if tch_device == tch::Device::Cpu {
-            // As `train assistant`: its self-play threads already fill the cores.
-            tch::set_num_threads(1);
-        }
         for model in &models {
-            let t = time_selfplay(load_model(&dir, model, tch_device)?, &factory, &bench)
+            let path = dir.join(format!("{}.json", model.config));
+            for &formats in &args.formats {
+                let bench = SelfPlayBench {
+                    human: args.human.clone(),
+                    goals: goals.clone(),
+                    sims: args.selfplay_sims,
+                    leaves: args.selfplay_leaves as usize,
+                    formats,
+                    envs: args.selfplay_envs.max(1),
+                    threads,
+                    steps: args.selfplay_steps.max(1),
+                    seed: 0,
+                };
+                let t = time_selfplay(
+                    load_model(&dir, model, tch_device)?,
+                    &path,
+                    &factory,
+                    &bench,
+                )
                 .with_context(|| format!("self-play with {} on {device}", model.key))?;
-            println!(
-                "{:<12} {:<8} {:>10.1} {:>10.0} {:>11.1}",
-                model.key,
-                device.to_string(),
-                t.env_steps as f64 / t.seconds,
-                t.simulations as f64 / t.seconds,
-                t.mean_batch
-            );
+                println!(
+                    "{:<12} {:<8} {:<5} {:>10.1} {:>10.0} {:>11.1} {:>5}",
+                    model.key,
+                    device.to_string(),
+                    t.precision.to_string(),
+                    t.env_steps as f64 / t.seconds,
+                    t.simulations as f64 / t.seconds,
+                    t.mean_batch,
+                    percent(t.cpu),
+                );
+            }
         }
     }
     Ok(0)

@@ -37,6 +37,33 @@ pub enum NnCommand {
     ///
     /// mbag nn info ../shared/models/az_test_assistant.json
     Info(InfoArgs),
+    /// Decide per model whether it may compute in bfloat16 on the CPU.
+    ///
+    /// Each model runs in f32 and in bf16 on a fixed set of states it visits
+    /// itself (two seeded episodes in its own world, its masked policy sampled,
+    /// every fourth step kept). bf16 is used only if every state's chosen move is
+    /// the same (or a near-tie within 0.05 nats), the masked policies differ by
+    /// at most 0.02 in total variation, the value by 0.02 and each goal-block
+    /// probability by 0.02; a shared model must also stay within 0.1 of every
+    /// golden output. Agents built by `play`, `evaluate` and the benches
+    /// run this check when they load a model on the CPU and use its answer.
+    /// int8 is not offered (see the `nn::reduced` docs). Exit status 0 whatever
+    /// the answers; 1 if a model cannot be loaded.
+    ///
+    /// Examples:
+    ///
+    /// mbag nn check-precision
+    ///
+    /// mbag nn check-precision models/assistant.json models/human.json
+    CheckPrecision(CheckPrecisionArgs),
+}
+
+/// Arguments of `mbag nn check-precision`.
+#[derive(Debug, Args)]
+pub struct CheckPrecisionArgs {
+    /// Model configs (`<name>.json`, weights beside them) [default: every shared
+    /// model with weights, and models/*.json].
+    pub models: Vec<PathBuf>,
 }
 
 /// Arguments of `mbag nn verify-golden`.
@@ -69,7 +96,54 @@ pub fn run(command: NnCommand) -> anyhow::Result<u8> {
     match command {
         NnCommand::VerifyGolden(args) => verify_golden(args),
         NnCommand::Info(args) => info(args),
+        NnCommand::CheckPrecision(args) => check_precision(args),
     }
+}
+
+fn check_precision(args: CheckPrecisionArgs) -> anyhow::Result<u8> {
+    let models = if args.models.is_empty() {
+        let mut found = Vec::new();
+        for dir in [super::shared_dir().join("models"), PathBuf::from("models")] {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            let mut here: Vec<PathBuf> = entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.extension().is_some_and(|e| e == "json")
+                        && p.with_extension("safetensors").exists()
+                })
+                .collect();
+            here.sort();
+            found.extend(here);
+        }
+        found
+    } else {
+        args.models
+    };
+    if models.is_empty() {
+        bail!("no models to check (give model configs, or run from the project root)");
+    }
+    let mut failed = false;
+    for path in &models {
+        let outcome = Model::load(path, tch::Device::Cpu).and_then(|model| {
+            crate::nn::reduced::check(
+                &model,
+                Precision::Bf16,
+                &crate::nn::reduced::Tolerance::default(),
+                crate::nn::reduced::golden_file_of(path).as_deref(),
+            )
+        });
+        match outcome {
+            Ok(check) => println!("{check}"),
+            Err(e) => {
+                println!("{}: cannot be checked: {e}", path.display());
+                failed = true;
+            }
+        }
+    }
+    Ok(u8::from(failed))
 }
 
 fn verify_golden(args: VerifyGoldenArgs) -> anyhow::Result<u8> {

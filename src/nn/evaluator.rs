@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use super::{
     DeviceChoice, InferenceHandle, InferenceRequest, InferenceService, Model, ModelConfig, NnError,
-    RecurrentState, ServiceConfig, StateSource,
+    Precision, RecurrentState, ServiceConfig, StateSource,
 };
 use crate::agents::Agent;
 use crate::agents::network::{PolicyAgent, SearchAgent};
@@ -16,6 +16,7 @@ use crate::agents::spec::{AgentSpec, AgentSpecError, NetworkAgents, NetworkKind,
 use crate::goal_model::evaluator::{GoalModelEvaluator, Guide};
 use crate::goal_model::{GoalModel, GoalModelError};
 use crate::mcts::{Evaluator, LeafEvaluation, LeafQuery, MctsConfig};
+use crate::nn::reduced::FormatChoice;
 use crate::sim::action::FlatLayout;
 use crate::sim::config::Config;
 
@@ -104,6 +105,7 @@ impl Evaluator for NetEvaluator {
 pub struct ServiceAgents {
     device: DeviceChoice,
     service: ServiceConfig,
+    formats: FormatChoice,
     services: Mutex<HashMap<PathBuf, Loaded>>,
     goal_models: Mutex<HashMap<PathBuf, Arc<GoalModel>>>,
 }
@@ -111,6 +113,7 @@ pub struct ServiceAgents {
 struct Loaded {
     service: InferenceService,
     config: ModelConfig,
+    precision: Precision,
 }
 
 impl fmt::Debug for ServiceAgents {
@@ -128,9 +131,24 @@ impl ServiceAgents {
         Self {
             device,
             service,
+            formats: FormatChoice::Checked,
             services: Mutex::new(HashMap::new()),
             goal_models: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// How models loaded from now on choose their number format on the CPU
+    /// (bfloat16 where [`crate::nn::reduced::check`] allows, by default).
+    pub fn with_formats(mut self, formats: FormatChoice) -> Self {
+        self.formats = formats;
+        self
+    }
+
+    /// The number format the model served for `path` computes in, once it is
+    /// served.
+    pub fn precision_of(&self, path: &Path) -> Option<Precision> {
+        let services = self.services.lock().unwrap_or_else(|e| e.into_inner());
+        services.get(&service_key(path)).map(|l| l.precision)
     }
 
     /// The goal model at `path`, read the first time it is asked for.
@@ -157,6 +175,8 @@ impl ServiceAgents {
         let mut services = self.services.lock().unwrap_or_else(|e| e.into_inner());
         let key = service_key(path);
         if !services.contains_key(&key) {
+            let mut model = model;
+            self.choose_format(&mut model, path)?;
             self.serve(&mut services, key, model)?;
         }
         Ok(())
@@ -174,12 +194,25 @@ impl ServiceAgents {
         let mut model = Model::load(path, device)?;
         // Served models only answer queries: one pass fewer per residual block.
         model.fold_batch_norm();
+        self.choose_format(&mut model, path)?;
         log::info!(
             "loaded {} ({} parameters) on {device:?}",
             model.config().name,
             model.num_parameters()
         );
         self.serve(&mut services, key, model)
+    }
+
+    /// bfloat16 for `model` (from `path`) on the CPU if the check allows and
+    /// the formats are [`FormatChoice::Checked`].
+    fn choose_format(&self, model: &mut Model, path: &Path) -> Result<(), NnError> {
+        if self.formats != FormatChoice::Checked {
+            return Ok(());
+        }
+        if let Some(check) = crate::nn::reduced::choose_on_cpu(model, path)? {
+            log::info!("{check}");
+        }
+        Ok(())
     }
 
     /// Starts `model`'s inference thread and keeps it under `key`.
@@ -190,6 +223,7 @@ impl ServiceAgents {
         model: Model,
     ) -> Result<(InferenceHandle, ModelConfig), NnError> {
         let config = model.config().clone();
+        let precision = model.precision();
         let service = InferenceService::spawn(model, self.service)?;
         let handle = service.handle();
         services.insert(
@@ -197,6 +231,7 @@ impl ServiceAgents {
             Loaded {
                 service,
                 config: config.clone(),
+                precision,
             },
         );
         Ok((handle, config))
@@ -221,6 +256,7 @@ const DEFAULT_GUIDE_THRESHOLD: f64 = 0.7;
 #[serde(deny_unknown_fields)]
 struct PlaySettings {
     sims: Option<u32>,
+    leaves: Option<usize>,
     goal_model: Option<PathBuf>,
     tilt: Option<f64>,
     guide: Option<f64>,
@@ -375,6 +411,9 @@ impl NetworkAgents for ServiceAgents {
                 };
                 if let Some(sims) = sims {
                     search.num_simulations = sims as usize;
+                }
+                if let Some(leaves) = options.leaves().or(play.leaves) {
+                    search.leaves_per_batch = leaves;
                 }
                 if let Some(t) = temperature {
                     search.temperature = t;

@@ -41,6 +41,7 @@ pub mod golden;
 mod layers;
 mod model;
 mod obs;
+pub mod reduced;
 pub mod service;
 pub mod tf32;
 

@@ -377,3 +377,40 @@ fn folded_batch_norms_keep_the_goldens() {
         assert!(diff < 1e-4, "{name}: folded logits differ by {diff}");
     }
 }
+
+#[test]
+fn the_precision_check_decides_per_shared_model_and_can_say_no() {
+    use mbag::nn::Precision;
+    use mbag::nn::reduced::{Tolerance, check, golden_file_of};
+    let _torch = torch();
+    let mut decisions = Vec::new();
+    for name in [
+        "az_test_assistant",
+        "az_test_human",
+        "bc_human_inf_blocks",
+        "bc_human_tutorial",
+        "paper_assistant_small",
+        "paper_human_small",
+    ] {
+        let path = config_path(name);
+        let model = Model::load(&path, Device::Cpu).unwrap();
+        let golden = golden_file_of(&path).expect("every shared model has a golden file");
+        let result = check(
+            &model,
+            Precision::Bf16,
+            &Tolerance::default(),
+            Some(&golden),
+        )
+        .unwrap();
+        // What scripts/test prints: per model, bf16 used or not, int8 never.
+        println!("{result}");
+        assert!(result.states >= 20, "{result}");
+        assert!(result.golden_error.is_some(), "{result}");
+        decisions.push((name, result.passed()));
+    }
+    // The random-weight small networks round within the tolerance; the trained
+    // BC human, whose goldens move by 4.2 in bf16, must be kept in f32.
+    let used = |name: &str| decisions.iter().find(|(n, _)| *n == name).unwrap().1;
+    assert!(used("paper_assistant_small"), "{decisions:?}");
+    assert!(!used("bc_human_inf_blocks"), "{decisions:?}");
+}
