@@ -128,8 +128,8 @@ pub struct MctsBenchArgs {
     /// Goals (as `mbag evaluate --goals`).
     #[arg(long, default_value = "paper_train")]
     pub goals: String,
-    /// libtorch intra-op threads for the search rows [default on the CPU: the
-    /// cores; self-play uses 1, its threads filling the cores].
+    /// libtorch intra-op threads for the inference thread [default on the CPU:
+    /// the cores].
     #[arg(long, value_name = "N", value_parser = super::torch_threads::parse)]
     pub torch_threads: Option<usize>,
     /// Self-play's simulations per move (0 skips self-play).

@@ -199,9 +199,8 @@ pub struct EvaluateArgs {
     #[arg(long, value_name = "US", default_value_t = 500, value_parser = crate::cli::numeric::count::<u64>(crate::cli::numeric::WAIT_US))]
     pub max_wait_us: u64,
     /// libtorch's intra-op threads for network agents [default on the CPU: the
-    /// cores divided by --threads, at least 1]. libtorch otherwise starts one per
-    /// core, which fight the episode workers: on 2 cores with 2 workers a network
-    /// agent runs about ten times slower. Ignored by heuristic-only runs.
+    /// cores]. Every network runs on one inference thread, which the episode
+    /// workers mostly wait for. Ignored by heuristic-only runs.
     #[arg(long, value_name = "N", value_parser = super::torch_threads::parse)]
     pub torch_threads: Option<usize>,
 }
@@ -334,7 +333,7 @@ pub fn run(args: EvaluateArgs) -> anyhow::Result<u8> {
     anyhow::ensure!(threads > 0, "--threads must be positive");
     // Before any model is built: the inference threads take the count when they
     // first run an operator.
-    super::torch_threads::apply(args.torch_threads, args.device, threads);
+    super::torch_threads::apply(args.torch_threads, args.device);
     let (human, assistant) = match args.sims {
         Some(k) => (
             args.human.clone().with_default_sims(k),

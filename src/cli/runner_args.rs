@@ -21,7 +21,7 @@ pub struct RunnerArgs {
 }
 
 impl RunnerArgs {
-    /// The worker threads, with libtorch's own threads set to match (before any
+    /// The worker threads, with libtorch's own threads set (the cores; before any
     /// model is built).
     pub fn threads(&self) -> usize {
         let threads = self.threads.unwrap_or_else(|| {
@@ -29,7 +29,7 @@ impl RunnerArgs {
                 .map(usize::from)
                 .unwrap_or(1)
         });
-        super::torch_threads::apply(None, self.device, threads);
+        super::torch_threads::apply(None, self.device);
         threads
     }
 

@@ -143,8 +143,8 @@ pub struct NextArgs {
     /// Where network agents run: cpu, cuda or auto.
     #[arg(long, value_name = "DEVICE", default_value = "auto")]
     pub device: DeviceChoice,
-    /// libtorch's intra-op threads for network agents [default on the CPU:
-    /// half the cores].
+    /// libtorch's intra-op threads for network agents [default on the CPU: the
+    /// cores].
     #[arg(long, value_name = "N", value_parser = super::torch_threads::parse)]
     pub torch_threads: Option<usize>,
     /// How long to wait for Minecraft to start the mission, in seconds.
@@ -316,7 +316,7 @@ fn next(args: NextArgs) -> anyhow::Result<u8> {
             .with_context(|| format!("building the {} goal generator", spec.goals))?;
     let next_of = next.of;
     next.begin()?;
-    super::torch_threads::apply(args.torch_threads, args.device, 2);
+    super::torch_threads::apply(args.torch_threads, args.device);
     let status = super::daemon::execute(settings, Some(goals.as_mut()), args.device, args.quiet);
     // The sidecar is judged from the recording whatever happened, so that an
     // error leaves it failed rather than running.

@@ -1,12 +1,13 @@
-//! `--torch-threads`: libtorch's intra-op thread count for commands that run
-//! networks next to threads of their own.
+//! `--torch-threads`: libtorch's intra-op thread count.
 //!
-//! libtorch sizes its intra-op pool to the machine's cores. When a command
-//! already keeps those cores busy (episode workers, self-play, the daemon's
-//! loop), every forward pass wakes that many more threads, which fight the
-//! workers and each other: on 2 cores `mbag evaluate` with a network agent runs
-//! about ten times slower than with one libtorch thread. So the default leaves
-//! libtorch the cores the command's own workers do not use, and at least one.
+//! Every network of a process runs on its one inference thread
+//! (`nn::service::hub`), so there is one libtorch thread team, and giving it
+//! every core is fastest: `mbag evaluate` with an AZ assistant and a BC human on
+//! 2 cores ran 93 env steps/s with 2 threads against 72 with 1, piKL 43 against
+//! 25 (SPEED.md); the daemon's own work stays under 2 ms at p99 beside it
+//! (`mbag bench daemon`). Before that thread existed, each service's thread
+//! had a team of its own and the teams fought, which is why commands once
+//! divided the cores among their workers.
 
 use crate::nn::DeviceChoice;
 
@@ -16,25 +17,19 @@ pub(crate) fn parse(text: &str) -> Result<usize, String> {
     super::numeric::count::<usize>(super::numeric::THREADS).parse(text)
 }
 
-/// The default for a command running `workers` threads of its own: the cores
-/// left over, shared out, and at least 1.
-pub(crate) fn default_for(workers: usize) -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    (cores / workers.max(1)).max(1)
+/// The default on the CPU: every core.
+pub(crate) fn default_count() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
 }
 
 /// Sets libtorch's intra-op threads before any model runs: `requested`, or
-/// [`default_for`] `workers` on the CPU. On CUDA the pool only does host-side
-/// work, so libtorch keeps its own choice unless asked. Returns the count set.
-pub(crate) fn apply(
-    requested: Option<usize>,
-    device: DeviceChoice,
-    workers: usize,
-) -> Option<usize> {
+/// [`default_count`] on the CPU. On CUDA the pool only does host-side work, so
+/// libtorch keeps its own choice unless asked. Returns the count set.
+pub(crate) fn apply(requested: Option<usize>, device: DeviceChoice) -> Option<usize> {
     let on_cpu = matches!(device.resolve(), Ok(tch::Device::Cpu));
     let n = match requested {
         Some(n) => n,
-        None if on_cpu => default_for(workers),
+        None if on_cpu => default_count(),
         None => return None,
     };
     tch::set_num_threads(n as i32);
@@ -52,6 +47,6 @@ mod tests {
         assert!(parse("0").unwrap_err().contains("from 1 to"));
         assert!(parse("4294967297").is_err());
         assert!(parse("two").is_err());
-        assert!(default_for(usize::MAX) == 1 && default_for(0) >= 1);
+        assert!(default_count() >= 1);
     }
 }

@@ -107,7 +107,7 @@ pub fn run_worker(args: WorkerArgs) -> anyhow::Result<u8> {
         .device
         .resolve()
         .with_context(|| format!("--device {}", args.device))?;
-    super::torch_threads::apply(None, args.device, 1);
+    super::torch_threads::apply(None, args.device);
     let factory = StandardAgents::with_network(Arc::new(ServiceAgents::new(
         args.device,
         ServiceConfig::default(),
@@ -177,7 +177,7 @@ pub fn run(args: AssistantArgs) -> anyhow::Result<u8> {
         .with_context(|| format!("--device {}", args.device))?;
     // Every forward pass runs on the one inference thread, which gets the
     // cores: self-play's own threads only walk trees (SPEED.md).
-    super::torch_threads::apply(args.torch_threads, args.device, 1);
+    super::torch_threads::apply(args.torch_threads, args.device);
     let factory = StandardAgents::with_network(Arc::new(ServiceAgents::new(
         args.device,
         ServiceConfig::default(),
