@@ -422,3 +422,42 @@ fn submitted_jobs_can_be_polled_and_drop_shuts_down() {
         Err(NnError::ServiceClosed)
     ));
 }
+
+/// Every service's worker runs on the one inference thread: two models served
+/// at once both answer callers on two threads with their own model's outputs,
+/// and ending one leaves the other serving.
+#[test]
+fn two_services_share_the_inference_thread_and_end_apart() {
+    let _torch = torch();
+    let small = load("paper_assistant_small");
+    let human = load("paper_human_small");
+    let small_obs = observations(&small, 3, 21);
+    let human_obs = observations(&human, 3, 31);
+    let small_want = direct(&small, &small_obs, None, None);
+    let human_want = direct(&human, &human_obs, None, None);
+    let small_service = InferenceService::spawn(small, ServiceConfig::default()).unwrap();
+    let human_service = InferenceService::spawn(human, ServiceConfig::default()).unwrap();
+    let ask = |service: &InferenceService, obs: &[Arc<Observation>]| {
+        let handle = service.handle();
+        let obs = obs.to_vec();
+        std::thread::spawn(move || {
+            let requests = obs.into_iter().map(InferenceRequest::new).collect();
+            handle.evaluate(requests)
+        })
+    };
+    for _ in 0..3 {
+        let a = ask(&small_service, &small_obs);
+        let b = ask(&human_service, &human_obs);
+        let (a, b) = (a.join().unwrap().unwrap(), b.join().unwrap().unwrap());
+        for i in 0..3 {
+            assert_eq!(max_diff(&a[i], &small_want, i as i64), 0.0, "small {i}");
+            assert_eq!(max_diff(&b[i], &human_want, i as i64), 0.0, "human {i}");
+        }
+    }
+    let stats = small_service.shutdown().unwrap();
+    assert_eq!(stats.requests, 9);
+    let after = ask(&human_service, &human_obs).join().unwrap().unwrap();
+    assert_eq!(max_diff(&after[0], &human_want, 0), 0.0);
+    let (_, stats) = human_service.shutdown_into_model().unwrap();
+    assert_eq!(stats.requests, 12);
+}
