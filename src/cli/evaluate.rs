@@ -403,8 +403,10 @@ pub fn run(args: EvaluateArgs) -> anyhow::Result<u8> {
         )
     };
     let start = Instant::now();
+    let cpu = crate::bench::cpu::Utilisation::start();
     let evaluation = run::evaluate(&settings, &factory, &|_| bar.inc(1))?;
     let wall_seconds = start.elapsed().as_secs_f64();
+    let cpu = cpu.share();
     bar.finish_and_clear();
 
     if args.per_episode {
@@ -413,7 +415,10 @@ pub fn run(args: EvaluateArgs) -> anyhow::Result<u8> {
     print_summary(&evaluation);
     let env_steps: u64 = evaluation.episodes.iter().map(|r| r.outcome.length).sum();
     let env_steps_per_s = env_steps as f64 / wall_seconds;
-    println!("{wall_seconds:.1} s, {env_steps} env steps, {env_steps_per_s:.0} env steps/s");
+    // The cores' use says whether a slow run waited (a thread count too low)
+    // or computed.
+    let cpu = cpu.map_or_else(String::new, |c| format!(", cores {:.0}% busy", 100.0 * c));
+    println!("{wall_seconds:.1} s, {env_steps} env steps, {env_steps_per_s:.0} env steps/s{cpu}");
 
     if let Some(path) = &args.json {
         let mut env_config = run::episode_config(&settings.config, &settings.assistant)?.to_json();
