@@ -71,9 +71,7 @@ pub fn bench_config(model: &ModelConfig) -> Config {
 
 /// The mask a model was trained with (its `line_of_sight_masking`).
 pub fn line_of_sight(model: &ModelConfig) -> bool {
-    model.json["custom_model_config"]["line_of_sight_masking"]
-        .as_bool()
-        .unwrap_or(false)
+    model.line_of_sight_masking()
 }
 
 /// Timed assistant moves.

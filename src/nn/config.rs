@@ -200,6 +200,14 @@ pub struct ModelConfig {
 }
 
 impl ModelConfig {
+    /// The model's `line_of_sight_masking`: the action mask it was trained
+    /// with (false when the config does not say).
+    pub fn line_of_sight_masking(&self) -> bool {
+        self.json["custom_model_config"]["line_of_sight_masking"]
+            .as_bool()
+            .unwrap_or(false)
+    }
+
     /// Reads a config file.
     pub fn read(path: &Path) -> Result<Self, NnError> {
         let text = std::fs::read_to_string(path).map_err(|source| NnError::Io {

@@ -282,13 +282,6 @@ impl PlaySettings {
     }
 }
 
-/// The model's `line_of_sight_masking` (the mask it was trained with).
-fn line_of_sight(config: &ModelConfig) -> bool {
-    config.json["custom_model_config"]["line_of_sight_masking"]
-        .as_bool()
-        .unwrap_or(false)
-}
-
 /// The search settings a checkpoint was trained with, if it records them, else
 /// `fallback`; the discount comes from `training_gamma` when present.
 fn trained_search(config: &ModelConfig, fallback: MctsConfig) -> MctsConfig {
@@ -334,7 +327,7 @@ impl NetworkAgents for ServiceAgents {
             });
         }
         let evaluator = NetEvaluator::new(handle);
-        let los = line_of_sight(&model);
+        let los = model.line_of_sight_masking();
         let network = |message: String| AgentSpecError::Network {
             spec: spec(),
             message,

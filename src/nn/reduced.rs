@@ -188,7 +188,7 @@ pub fn check(
     let reduced = model.inference_copy(precision)?;
     let states = states(reference)?;
     let layout = *reference.layout();
-    let los = line_of_sight(reference);
+    let los = reference.config().line_of_sight_masking();
     let want = outputs(reference, &states)?;
     let got = outputs(&reduced, &states)?;
     let mut result = PrecisionCheck {
@@ -329,7 +329,7 @@ pub fn states(model: &Model) -> Result<Vec<Observation>, NnError> {
         .build()
         .map_err(|e| goal_error(e.to_string()))?;
     let layout = FlatLayout::new(size, config.abilities);
-    let los = line_of_sight(model);
+    let los = model.config().line_of_sight_masking();
     let mut valid = vec![false; layout.len()];
     let mut env = Env::new(env_config);
     let mut kept = Vec::new();
@@ -407,13 +407,6 @@ fn outputs(model: &Model, states: &[Observation]) -> Result<HeadOutputs, NnError
         value: host(&out.value)?,
         goal: (!goal.is_empty()).then(|| split(goal)),
     })
-}
-
-/// The model's `line_of_sight_masking` (the mask it was trained with).
-fn line_of_sight(model: &Model) -> bool {
-    model.config().json["custom_model_config"]["line_of_sight_masking"]
-        .as_bool()
-        .unwrap_or(false)
 }
 
 /// Log-softmax over the valid actions; invalid ones get `-inf`. With no valid
