@@ -60,6 +60,7 @@ use serde_json::{Value, json};
 
 use crate::agents::spec::{AgentSpec, StandardAgents};
 use crate::chat::person::{ChatPersonConfig, HumanChat};
+use crate::eval::record::RecordEpisodes;
 use crate::eval::run::{self, EpisodeRecord, EvalSettings, Evaluation, HumanChatSettings};
 use crate::eval::stats::MeanCi;
 use crate::nn::{DeviceChoice, ServiceAgents, ServiceConfig};
@@ -182,6 +183,12 @@ pub struct EvaluateArgs {
     /// Write settings, episodes and summary as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write every episode as a recording into DIR (episode_00000.jsonl, ...),
+    /// step by step as it plays: data for `mbag train bc` (the pretrained
+    /// assistant learns from a BC human's episodes this way), pairs for
+    /// `mbag rate pairs`, and episodes for `mbag view`.
+    #[arg(long, value_name = "DIR")]
+    pub record: Option<PathBuf>,
     /// Print one line per episode.
     #[arg(long)]
     pub per_episode: bool,
@@ -345,6 +352,13 @@ pub fn run(args: EvaluateArgs) -> anyhow::Result<u8> {
         .lanes
         .unwrap_or_else(|| run::default_lanes(&human, &assistant));
     anyhow::ensure!(lanes > 0, "--lanes must be positive");
+    let record = args.record.as_ref().map(|dir| RecordEpisodes {
+        dir: dir.clone(),
+        description: format!(
+            "mbag evaluate: {human} + {assistant}, goals {}, seed {}",
+            args.goals, args.seed
+        ),
+    });
     let settings = EvalSettings {
         config: env_config(&args)?,
         goals: goal_config(&args)?,
@@ -377,6 +391,7 @@ pub fn run(args: EvaluateArgs) -> anyhow::Result<u8> {
                 delay_steps: args.chat_delay,
             },
         }),
+        record,
     };
     // Each model gets one inference thread shared by every episode thread, so
     // leaves from all searches meet in its batches.

@@ -2,12 +2,14 @@
 //! that plays many episodes of a human and an assistant and summarises them.
 //!
 //! - [`metrics`]: the reference's `calculate_metrics`.
+//! - [`record`]: evaluated episodes written as recordings (`--record`).
 //! - [`run`]: parallel, seed-deterministic evaluation runs (`mbag evaluate`).
 //! - [`stats`]: means with t intervals and Wilson intervals for rates.
 //! - [`watch_help`]: watch a demonstration, then help build its goal
 //!   (`mbag watch-help`).
 
 pub mod metrics;
+pub mod record;
 pub mod run;
 pub mod stats;
 pub mod watch_help;

@@ -41,12 +41,14 @@ use rand::rngs::StdRng;
 use serde::Serialize;
 
 use super::metrics;
+use super::record::{EpisodeWriter, RecordEpisodes};
 use super::stats::{MeanCi, RateCi};
 use crate::agents::spec::{AgentFactory, AgentSpec, AgentSpecError};
 use crate::agents::{Agent, AgentError};
 use crate::chat::conversation::Heard;
 use crate::chat::intent::{IntentParser, RuleParser};
 use crate::chat::person::{ChatPersonConfig, HumanChat, RejectingPerson};
+use crate::recording::RecordingError;
 use crate::recording::starts::{Starts, reset_episode};
 use crate::sim::action::ActionType;
 use crate::sim::config::Config;
@@ -86,6 +88,17 @@ pub struct EvalSettings {
     /// A voice for the human seat: it then speaks in chat as this model says
     /// (`--human-chat`), and the assistant hears it.
     pub human_chat: Option<HumanChatSettings>,
+    /// Write every episode as a recording here (`--record`).
+    pub record: Option<RecordEpisodes>,
+}
+
+/// Where [`run_episode`] writes its episode, and who played it.
+#[derive(Clone, Copy, Debug)]
+pub struct RecordTo<'a> {
+    /// The run's folder.
+    pub target: &'a RecordEpisodes,
+    /// The seats' specs, human first.
+    pub specs: &'a [&'a AgentSpec],
 }
 
 /// A chatting human: which model, and how often and soon it speaks.
@@ -169,6 +182,15 @@ pub enum EvalError {
         /// The agent's error.
         #[source]
         source: AgentError,
+    },
+    /// The episode's recording could not be written.
+    #[error("episode {episode}: recording it: {source}")]
+    Record {
+        /// The episode index.
+        episode: usize,
+        /// The writer's error.
+        #[source]
+        source: RecordingError,
     },
     /// Two players overlapped in an observation.
     #[error("episode {episode}: {source}")]
@@ -401,7 +423,8 @@ fn action_counts(totals: &metrics::PlayerCounters) -> (u64, u64) {
 }
 
 /// Plays one episode with `agents` (one per player of `config`, already built) on a
-/// goal from `goals`, or from a start drawn from `starts`.
+/// goal from `goals`, or from a start drawn from `starts`; with `record`, writes it
+/// as a recording while it plays.
 pub fn run_episode(
     config: &Config,
     goals: &mut dyn GoalGenerator,
@@ -409,6 +432,7 @@ pub fn run_episode(
     agents: &mut [Box<dyn Agent>],
     index: usize,
     seed: u64,
+    record: Option<RecordTo<'_>>,
 ) -> Result<EpisodeRecord, EvalError> {
     assert_eq!(agents.len(), config.num_players, "one agent per player");
     let mut env = Env::new(config.clone());
@@ -420,6 +444,14 @@ pub fn run_episode(
     for (p, agent) in agents.iter_mut().enumerate() {
         agent.reset(agent_seed(seed, p));
     }
+    let recording_failed = |source| EvalError::Record {
+        episode: index,
+        source,
+    };
+    let mut writer = record
+        .map(|r| EpisodeWriter::start(r.target, &env, index, seed, r.specs))
+        .transpose()
+        .map_err(recording_failed)?;
     let cells = env.size().num_cells() as f64;
     let goal_size = (cells - env.goal_similarity()) as u64;
     let denominator = cells - env.initial_goal_similarities()[HUMAN];
@@ -469,9 +501,18 @@ pub fn run_episode(
         })?;
         infos.push(outcome.infos.clone());
         rewards.push(outcome.rewards.clone());
-        if outcome.done {
+        let done = outcome.done;
+        // The outcome borrows the env, which the recorder reads too.
+        let recorded = writer.is_some().then(|| outcome.clone());
+        if let (Some(w), Some(outcome)) = (writer.as_mut(), recorded) {
+            w.step(&env, &actions, &outcome).map_err(recording_failed)?;
+        }
+        if done {
             break;
         }
+    }
+    if let Some(w) = writer {
+        w.finish(&env).map_err(recording_failed)?;
     }
     let m = metrics::calculate(config, &infos, &rewards);
     let share = |p: usize| m.player_metrics[p].totals.goal_dependent_reward / denominator;
@@ -534,6 +575,11 @@ pub fn evaluate(
         ));
     }
     let config = episode_config(&settings.config, &settings.assistant)?;
+    if let Some(target) = &settings.record {
+        target
+            .prepare()
+            .map_err(|source| EvalError::Record { episode: 0, source })?;
+    }
     // Every lane is a thread of its own (see `default_lanes`): they all pull from
     // one counter, and each episode's result depends on its index alone.
     let threads = settings
@@ -567,6 +613,8 @@ pub fn evaluate(
                 agents.push(factory.build(&settings.assistant, ASSISTANT, &config)?);
             }
             let mut goals = settings.goals.build().map_err(EvalError::GoalGenerator)?;
+            let specs = [&settings.human, &settings.assistant];
+            let seats = if settings.assistant.is_none() { 1 } else { 2 };
             while !stop.load(Ordering::Relaxed) {
                 let index = next.fetch_add(1, Ordering::Relaxed);
                 if index >= settings.episodes {
@@ -580,6 +628,10 @@ pub fn evaluate(
                     &mut agents,
                     index,
                     seed,
+                    settings.record.as_ref().map(|target| RecordTo {
+                        target,
+                        specs: &specs[..seats],
+                    }),
                 )?;
                 on_episode(&record);
                 slots.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(record);
@@ -645,6 +697,7 @@ mod tests {
             lanes: 1,
             starts: None,
             human_chat: None,
+            record: None,
         }
     }
 
@@ -669,6 +722,47 @@ mod tests {
         let three = evaluate(&other, &factory, &|_| {}).unwrap();
         assert_ne!(outcomes(&one), outcomes(&three));
         assert!(one.episodes.iter().all(|r| r.assistant_move_ms.is_some()));
+    }
+
+    /// `--record`: each episode becomes a recording that replays to the same
+    /// outcome, names its seats, and is there however many threads played.
+    #[test]
+    fn recorded_episodes_replay_to_their_outcomes() {
+        use crate::recording::{Recording, verify};
+        let dir = tempfile::tempdir().unwrap();
+        let factory = StandardAgents::heuristics_only();
+        for (assistant, seats) in [("heuristic:random", 2), ("none", 1)] {
+            let mut s = settings(assistant, 3, 2);
+            let target = RecordEpisodes {
+                dir: dir.path().join(assistant.replace(':', "_")),
+                description: "a test".into(),
+            };
+            s.record = Some(target.clone());
+            let e = evaluate(&s, &factory, &|_| {}).unwrap();
+            for r in &e.episodes {
+                let path = target.path_of(r.outcome.episode);
+                let rec = Recording::read(&path).unwrap();
+                assert_eq!(rec.header.players.len(), seats);
+                assert_eq!(
+                    rec.header.players[0].agent.as_deref(),
+                    Some("heuristic:lowest_block")
+                );
+                let report = verify(&rec, &mut |_, _| {}).unwrap();
+                assert!(report.passed(), "{report:?}");
+                assert_eq!(report.steps_replayed as u64, r.outcome.length);
+                let footer = rec.footer.as_ref().expect("a finished recording");
+                assert_eq!(footer.steps, r.outcome.length);
+            }
+        }
+        let mut unwritable = settings("none", 1, 1);
+        let file = dir.path().join("a file");
+        std::fs::write(&file, "").unwrap();
+        unwritable.record = Some(RecordEpisodes {
+            dir: file,
+            description: "a test".into(),
+        });
+        let err = evaluate(&unwritable, &factory, &|_| {}).unwrap_err();
+        assert!(matches!(err, EvalError::Record { .. }), "{err}");
     }
 
     #[test]
@@ -811,6 +905,7 @@ mod tests {
                     &mut agents,
                     episode,
                     episode_seed(3, episode),
+                    None,
                 )
                 .unwrap();
                 wrong[slot] += record.outcome.assistant_wrong_places.unwrap();

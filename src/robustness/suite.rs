@@ -374,6 +374,7 @@ pub fn pooled_goal_percentage(
             lanes: default_lanes(human, assistant),
             starts: None,
             human_chat: None,
+            record: None,
         };
         let evaluation = evaluate(&settings, factory, &|_| {})?;
         values.extend(
