@@ -9,6 +9,7 @@
 //! | `bc:PATH` | a behaviour-cloning policy network |
 //! | `pikl:PATH` | a piKL human model (BC network + MCTS) |
 //! | `az:PATH` | an AssistanceZero network with MCTS |
+//! | `pretrained:PATH` | the pretrained (Copilot-style) assistant: a goal-blind policy cloned from a BC human's episodes, at temperature 0.3 unless `?temperature=` says |
 //! | `oracle` | a scripted assistant that sees the goal and builds it ([`super::oracle`]); its seat is shown the goal ([`AgentSpec::sees_goal`]) |
 //! | `none` | nobody: the seat is left empty |
 //!
@@ -94,11 +95,21 @@ pub enum NetworkKind {
     Pikl,
     /// An AssistanceZero assistant: network plus MCTS (`az:`).
     AssistanceZero,
+    /// The paper's pretrained ("Copilot-style") assistant (`pretrained:`): a
+    /// goal-blind policy cloned from a BC human's episodes, which does what it
+    /// expects the person to do next, sampled at a low temperature
+    /// ([`PRETRAINED_TEMPERATURE`] unless given).
+    Pretrained,
 }
+
+/// The pretrained assistant's sampling temperature unless its spec says: the
+/// paper's (the reference README's evaluation of the pretrained and SFT
+/// assistants), low enough that it acts mostly where it is sure.
+pub const PRETRAINED_TEMPERATURE: f64 = 0.3;
 
 impl NetworkKind {
     /// Every kind, in the order of the spec forms.
-    pub const ALL: [Self; 3] = [Self::Bc, Self::Pikl, Self::AssistanceZero];
+    pub const ALL: [Self; 4] = [Self::Bc, Self::Pikl, Self::AssistanceZero, Self::Pretrained];
 
     /// The spec prefix (without the colon).
     pub fn prefix(self) -> &'static str {
@@ -106,6 +117,7 @@ impl NetworkKind {
             Self::Bc => "bc",
             Self::Pikl => "pikl",
             Self::AssistanceZero => "az",
+            Self::Pretrained => "pretrained",
         }
     }
 
@@ -117,7 +129,7 @@ impl NetworkKind {
     /// The option keys this kind accepts.
     pub fn option_keys(self) -> &'static [&'static str] {
         match self {
-            Self::Bc => &["temperature", "argmax"],
+            Self::Bc | Self::Pretrained => &["temperature", "argmax"],
             Self::Pikl => &["sims", "leaves", "temperature", "argmax"],
             Self::AssistanceZero => &[
                 "sims",
@@ -337,7 +349,7 @@ impl AgentSpec {
 fn accepted_forms() -> String {
     let names: Vec<&str> = HEURISTICS.iter().map(|(n, _)| *n).collect();
     format!(
-        "accepted forms: heuristic:NAME (NAME one of {}), bc:PATH, pikl:PATH, az:PATH \
+        "accepted forms: heuristic:NAME (NAME one of {}), bc:PATH, pikl:PATH, az:PATH, pretrained:PATH \
          (PATH a model config JSON, optionally followed by ?key=value&...), oracle, none",
         names.join(", ")
     )
@@ -609,6 +621,8 @@ mod tests {
             ("az:m.json?sims=-1", "must be a non-negative integer"),
             ("az:m.json?sims=5&sims=6", "given twice"),
             ("bc:m.json?sims=5", "no option \"sims\""),
+            ("pretrained:m.json?sims=5", "no option \"sims\""),
+            ("pretrained:", "needs a model config path"),
             ("pikl:m.json?temperature=hot", "non-negative number"),
         ] {
             let err = text.parse::<AgentSpec>().unwrap_err();
@@ -638,6 +652,12 @@ mod tests {
         assert_eq!(
             parse("bc:m.json").with_default_sims(20).to_string(),
             "bc:m.json"
+        );
+        assert_eq!(
+            parse("pretrained:m.json?temperature=0.1")
+                .with_default_sims(20)
+                .to_string(),
+            "pretrained:m.json?temperature=0.1"
         );
         assert_eq!(parse("none").with_default_sims(20), AgentSpec::None);
     }

@@ -79,6 +79,9 @@ Agent specs:
   bc:PATH          behaviour cloning network (PATH: model config JSON, weights beside it)
   pikl:PATH        piKL human model (network + MCTS)
   az:PATH          AssistanceZero assistant (network + MCTS)
+  pretrained:PATH  the paper's pretrained (Copilot-style) assistant: a goal-blind policy cloned
+                   from a BC human's episodes, doing what it expects the person to do next, at
+                   temperature 0.3 unless ?temperature= says (models/pretrained_assistant.json)
   oracle           a scripted assistant shown the goal, which builds it (the upper reference)
   none             no assistant: the human plays alone in a 1-player env (\"human alone\")
   Network specs take options: az:PATH?sims=20&temperature=0.3 (keys: sims, temperature,

@@ -12,7 +12,9 @@ use super::{
 };
 use crate::agents::Agent;
 use crate::agents::network::{PolicyAgent, SearchAgent};
-use crate::agents::spec::{AgentSpec, AgentSpecError, NetworkAgents, NetworkKind, SpecOptions};
+use crate::agents::spec::{
+    AgentSpec, AgentSpecError, NetworkAgents, NetworkKind, PRETRAINED_TEMPERATURE, SpecOptions,
+};
 use crate::goal_model::evaluator::{GoalModelEvaluator, Guide};
 use crate::goal_model::{GoalModel, GoalModelError};
 use crate::mcts::{Evaluator, LeafEvaluation, LeafQuery, MctsConfig};
@@ -358,11 +360,24 @@ impl NetworkAgents for ServiceAgents {
                 evaluator
             }
         };
-        let temperature = options.temperature().or(play.temperature);
+        let mut temperature = options.temperature().or(play.temperature);
         let argmax = options.argmax().or(play.argmax);
+        if kind == NetworkKind::Pretrained {
+            // A pretrained assistant must not read the goal it is not shown: a
+            // human model given an empty goal would build nonsense.
+            if !model.net.mask_goal {
+                return Err(network(format!(
+                    "{} reads the goal (mask_goal is false): a pretrained assistant is a \
+                     goal-blind policy (train it with `mbag train bc` on a BC human's \
+                     episodes, configs/train/pretrained_assistant.json)",
+                    path.display()
+                )));
+            }
+            temperature = temperature.or(Some(PRETRAINED_TEMPERATURE));
+        }
         Ok(match kind {
             // No search: the policy head alone, sampled as a BC policy is.
-            _ if kind == NetworkKind::Bc || sims == Some(0) => {
+            _ if matches!(kind, NetworkKind::Bc | NetworkKind::Pretrained) || sims == Some(0) => {
                 if options.oracle_goal() == Some(true) {
                     // With no simulations the policy head acts alone and no
                     // goal is consulted: the option would do nothing.

@@ -51,6 +51,9 @@ pub struct EpisodeStats {
     /// Per player, breaks that moved the world away from the goal (a block the
     /// goal has).
     pub correct_broken: Vec<u64>,
+    /// Per player, the most steps in a row it did nothing (NOOP): a person
+    /// model that stalls shows here long before its goal % does.
+    pub longest_idle: Vec<u64>,
 }
 
 impl EpisodeStats {
@@ -69,6 +72,8 @@ impl EpisodeStats {
         let mut goal_rewards = vec![0.0; n];
         let mut wrong_places = vec![0u64; n];
         let mut correct_broken = vec![0u64; n];
+        let mut longest_idle = vec![0u64; n];
+        let mut idle = vec![0u64; n];
         for m in rec.steps.iter().flat_map(|s| s.chat.iter().flatten()) {
             let flag = Intent::ALL.iter().position(|&i| i == m.intent).unwrap_or(3);
             if let Some(c) = chat.get_mut(m.speaker) {
@@ -77,6 +82,10 @@ impl EpisodeStats {
         }
         for s in &rec.steps {
             for (p, a) in s.a.iter().enumerate() {
+                if let (Some(run), Some(longest)) = (idle.get_mut(p), longest_idle.get_mut(p)) {
+                    *run = if a.type_id() == 0 { *run + 1 } else { 0 };
+                    *longest = (*longest).max(*run);
+                }
                 if let Some(c) = usize::try_from(a.type_id())
                     .ok()
                     .and_then(|i| actions[p].get_mut(i))
@@ -128,6 +137,7 @@ impl EpisodeStats {
             goal_rewards,
             wrong_places,
             correct_broken,
+            longest_idle,
         }
     }
 
@@ -158,8 +168,8 @@ impl EpisodeStats {
                 .map_or("-".into(), |s| format!("{:.1}%", 100.0 * s));
             lines.push(format!(
                 "  {name}: placed {} and broke {} blocks, built {share} of the house; \
-                 {} placed wrong, {} correct blocks broken",
-                a[1], a[2], self.wrong_places[p], self.correct_broken[p]
+                 {} placed wrong, {} correct blocks broken; idle {} steps at most in a row",
+                a[1], a[2], self.wrong_places[p], self.correct_broken[p], self.longest_idle[p]
             ));
         }
         lines.join("\n")
@@ -257,5 +267,51 @@ impl DatasetStats {
         out.mean_goal_percentage =
             (!pcts.is_empty()).then(|| pcts.iter().sum::<f64>() / pcts.len() as f64);
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recording::SnapshotMode;
+    use crate::recording::simulate::record_simulated;
+    use crate::sim::goal::GoalConfig;
+    use crate::sim::presets::Game;
+
+    /// A simulated episode of `human` and a `noop` assistant, summarised.
+    fn stats_of(human: &str, steps: u64) -> EpisodeStats {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("e.jsonl");
+        let config = Game::tutorial(2).config().unwrap();
+        let mut goals = GoalConfig::from_env("basic", &serde_json::json!({}))
+            .unwrap()
+            .build()
+            .unwrap();
+        let specs = [human.parse().unwrap(), "heuristic:noop".parse().unwrap()];
+        record_simulated(
+            &path,
+            &config,
+            goals.as_mut(),
+            &specs,
+            3,
+            steps,
+            SnapshotMode::None,
+        )
+        .unwrap();
+        EpisodeStats::of(&Recording::read(&path).unwrap())
+    }
+
+    #[test]
+    fn the_longest_idle_stretch_is_counted_per_player() {
+        let idle = stats_of("heuristic:noop", 30);
+        assert_eq!(idle.longest_idle, [30, 30]);
+        let builder = stats_of("heuristic:lowest_block", 30);
+        assert!(builder.longest_idle[0] < 5, "{:?}", builder.longest_idle);
+        assert_eq!(builder.longest_idle[1], builder.steps as u64);
+        assert!(
+            builder
+                .team_summary(&["the person", "the assistant"])
+                .contains("idle 30 steps at most in a row"),
+        );
     }
 }

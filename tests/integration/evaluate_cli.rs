@@ -339,3 +339,28 @@ fn policy_head_assistant_plays_the_same_episodes_on_any_lanes() {
     assert_eq!(one.len(), 3);
     assert_eq!(one, run("3"));
 }
+
+/// The pretrained assistant is goal-blind: a model that reads the goal is
+/// refused in its seat, with the reason.
+#[test]
+fn a_pretrained_assistant_must_be_goal_blind() {
+    let output = mbag(&[
+        "evaluate",
+        "--human",
+        "heuristic:noop",
+        "--assistant",
+        "pretrained:models/human.json",
+        "--episodes",
+        "1",
+        "--walking",
+        "--horizon",
+        "5",
+        "--quiet",
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("mask_goal is false") && stderr.contains("goal-blind"),
+        "{stderr}"
+    );
+}
