@@ -3,9 +3,19 @@
 //! relative to the checkout (run from its root, as `scripts/run` does);
 //! `models/README.md` says how each model was made and how it evaluates.
 
-/// The shipped human model: behaviour cloning on the 18 study episodes
-/// (`runs/human_cpu/all`, held-out cross-entropy about 2.0 by episode).
+/// The shipped human model: behaviour cloning with the paper's 5x5x5 filters
+/// and 8 layers (`runs/human_f5/fold_0`, chosen over the all-data run by goal %
+/// on the corpus' training houses; held-out cross-entropy 1.83).
 pub const HUMAN: &str = "bc:models/human.json";
+
+/// The longest stretch of NOOP rows any person of the study's 18 episodes
+/// showed (in the BC stream, idle rows at the study's 0.8 s per step).
+pub const STUDY_LONGEST_IDLE: u32 = 44;
+
+/// The person `play` emulates: the shipped human model, never idle longer than
+/// anyone in the study was ([`STUDY_LONGEST_IDLE`]). Beside an assistant that
+/// does nothing it otherwise sometimes stalls for a minute and more.
+pub const EMULATED_PERSON: &str = "bc:models/human.json?max_idle=44";
 
 /// The assistant: `models/assistant.json`, a 16-channel AssistanceZero network
 /// whose goal head is replaced by the goal model learned from the house

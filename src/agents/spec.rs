@@ -13,6 +13,9 @@
 //! | `oracle` | a scripted assistant that sees the goal and builds it ([`super::oracle`]); its seat is shown the goal ([`AgentSpec::sees_goal`]) |
 //! | `none` | nobody: the seat is left empty |
 //!
+//! `bc:PATH?max_idle=N` never idles more than N moves in a row (an emulated
+//! person kept within its data's support; see `defaults::EMULATED_PERSON`).
+//!
 //! `az:PATH?sims=0` (or `pikl:`) searches nothing and samples the network's
 //! policy head alone, at `temperature` (1 unless given; `argmax=true` for 0).
 //!
@@ -129,7 +132,8 @@ impl NetworkKind {
     /// The option keys this kind accepts.
     pub fn option_keys(self) -> &'static [&'static str] {
         match self {
-            Self::Bc | Self::Pretrained => &["temperature", "argmax"],
+            Self::Bc => &["temperature", "argmax", "max_idle"],
+            Self::Pretrained => &["temperature", "argmax"],
             Self::Pikl => &["sims", "leaves", "temperature", "argmax"],
             Self::AssistanceZero => &[
                 "sims",
@@ -190,6 +194,12 @@ impl SpecOptions {
         self.get("temperature").and_then(|v| v.parse().ok())
     }
 
+    /// The most NOOPs in a row a BC agent makes before it must act
+    /// (`max_idle`; see [`crate::agents::network::PolicyAgent::with_max_idle`]).
+    pub fn max_idle(&self) -> Option<u32> {
+        self.get("max_idle").and_then(|v| v.parse().ok())
+    }
+
     /// Whether to take the most likely action instead of sampling (`argmax`).
     pub fn argmax(&self) -> Option<bool> {
         self.get("argmax").and_then(|v| v.parse().ok())
@@ -248,6 +258,7 @@ impl SpecOptions {
             }
             let ok = match key {
                 "sims" => value.parse::<u32>().is_ok(),
+                "max_idle" => value.parse::<u32>().is_ok_and(|n| n >= 1),
                 "leaves" => value
                     .parse::<usize>()
                     .is_ok_and(|n| (1..=MAX_LEAVES).contains(&n)),
@@ -264,6 +275,7 @@ impl SpecOptions {
             if !ok {
                 let expected = match key {
                     "sims" => "a non-negative integer",
+                    "max_idle" => "a positive integer",
                     "leaves" => "an integer from 1 to 256",
                     "temperature" | "tilt" => "a non-negative number",
                     "goal_model" => "a file",
@@ -622,6 +634,8 @@ mod tests {
             ("az:m.json?sims=5&sims=6", "given twice"),
             ("bc:m.json?sims=5", "no option \"sims\""),
             ("pretrained:m.json?sims=5", "no option \"sims\""),
+            ("bc:m.json?max_idle=0", "must be a positive integer"),
+            ("az:m.json?max_idle=5", "no option \"max_idle\""),
             ("pretrained:", "needs a model config path"),
             ("pikl:m.json?temperature=hot", "non-negative number"),
         ] {

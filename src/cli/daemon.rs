@@ -158,11 +158,12 @@ pub struct PlayArgs {
         default_value = defaults::ASSISTANT
     )]
     pub assistant: AgentSpec,
-    /// How the emulator plays the person (emulated Minecraft only).
+    /// How the emulator plays the person (emulated Minecraft only): the shipped
+    /// human model, never idle longer than anyone in the study was.
     #[arg(
         long,
         value_name = "SPEC",
-        default_value = defaults::HUMAN
+        default_value = defaults::EMULATED_PERSON
     )]
     pub emulated_human: AgentSpec,
     /// After the episode, let the emulated person's model build the same house
@@ -200,7 +201,7 @@ pub struct RecordArgs {
     pub assistant: AgentSpec,
     /// How the emulator plays the person (emulated Minecraft only) [default: the
     /// BC human model for the session's world: the shared bc_human_tutorial for
-    /// the tutorial, the shipped models/human.json otherwise].
+    /// the tutorial, the shipped models/human.json (with max_idle=44) otherwise].
     #[arg(long, value_name = "SPEC")]
     pub emulated_human: Option<AgentSpec>,
     #[command(flatten)]
@@ -336,7 +337,7 @@ pub fn record(args: RecordArgs) -> anyhow::Result<u8> {
     let emulated_human = match args.emulated_human {
         Some(spec) => spec,
         None if args.session == SessionKind::Tutorial => defaults::TUTORIAL_HUMAN.parse()?,
-        None => defaults::HUMAN.parse()?,
+        None => defaults::EMULATED_PERSON.parse()?,
     };
     let mut seats = vec![SeatPlan {
         name: "human",
@@ -606,6 +607,15 @@ fn execute_with(
         report.stats.unseen_expected,
         report.stats.syncs_scoped
     );
+    for d in &report.drivers {
+        // What the emulated person chose against what Minecraft saw: acting
+        // takes a person's aim and dig, so steps pass while it carries out.
+        println!(
+            "the emulated person decided {} times ({} NOOPs) and carried out {} actions \
+             ({} places, {} breaks), {} refused by Minecraft",
+            d.decided, d.idle, d.acted, d.placed, d.broke, d.refused
+        );
+    }
     println!("recording: {path}  (check it with: mbag recording verify {path})");
     let recorded = report.recording.clone();
     match report.end.error {

@@ -1,19 +1,34 @@
-//! `mbag plot`: learning curves of a training run's metrics log as a PNG.
+//! `mbag plot`: learning curves of a training run's metrics log, or goal %
+//! against steps of evaluations beside the paper's Table 2, as a PNG.
 
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use clap::Args;
 
+use crate::eval::plot::{Curve, goal_by_step};
 use crate::train::log::read_log;
 use crate::train::plot::plot_log;
 
 /// Arguments of `mbag plot`.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  mbag plot runs/bc/metrics.jsonl --out runs/bc/curves.png
+  mbag evaluate --human bc:models/human.json --assistant none --goals held_out --walking \\
+      --episodes 24 --json bc.json
+  mbag plot bc.json pikl.json --label BC --label piKL --out table2.png")]
 pub struct PlotArgs {
-    /// The metrics log (`metrics.jsonl` in a training run's output folder). A run
-    /// still writing it is fine: a cut last line is skipped.
-    pub log: PathBuf,
+    /// What to draw: a metrics log (`metrics.jsonl` in a training run's output
+    /// folder; a run still writing it is fine, a cut last line is skipped), or
+    /// one or more `mbag evaluate --json` reports (`.json`), drawn as goal %
+    /// against steps with 95% bands beside the paper's BC, piKL and people rows.
+    #[arg(required = true, value_name = "LOG | REPORT.json")]
+    pub inputs: Vec<PathBuf>,
+    /// With reports: the legend's name of each, in order (default: its seats
+    /// and goals).
+    #[arg(long)]
+    pub label: Vec<String>,
     /// The PNG to write.
     #[arg(long, short)]
     pub out: PathBuf,
@@ -26,9 +41,22 @@ pub struct PlotArgs {
     pub title: Option<String>,
 }
 
-/// Draws the log; returns the exit code.
+/// Draws the log or the reports; returns the exit code.
 pub fn run(args: PlotArgs) -> anyhow::Result<u8> {
-    let mut records = read_log(&args.log)?;
+    let is_report = |p: &PathBuf| p.extension().is_some_and(|e| e == "json");
+    if args.inputs.iter().any(is_report) {
+        return plot_reports(&args);
+    }
+    if !args.label.is_empty() {
+        bail!("--label names evaluation reports (.json); a metrics log has its own names");
+    }
+    let [log] = args.inputs.as_slice() else {
+        bail!(
+            "one metrics log at a time ({} given); only evaluation reports (.json) share a plot",
+            args.inputs.len()
+        );
+    };
+    let mut records = read_log(log)?;
     if !args.only.is_empty() {
         for r in &mut records {
             r.metrics
@@ -38,7 +66,7 @@ pub fn run(args: PlotArgs) -> anyhow::Result<u8> {
     if records.iter().all(|r| r.metrics.is_empty()) {
         bail!(
             "{}: no metrics to plot{}",
-            args.log.display(),
+            log.display(),
             if args.only.is_empty() {
                 ""
             } else {
@@ -46,13 +74,47 @@ pub fn run(args: PlotArgs) -> anyhow::Result<u8> {
             }
         );
     }
-    let title = args.title.unwrap_or_else(|| args.log.display().to_string());
+    let title = args.title.unwrap_or_else(|| log.display().to_string());
     let (w, h) = plot_log(&records, &title, &args.out)
-        .with_context(|| format!("plotting {}", args.log.display()))?;
+        .with_context(|| format!("plotting {}", log.display()))?;
     println!(
         "{}: {} records, {w}x{h} pixels",
         args.out.display(),
         records.len()
+    );
+    Ok(0)
+}
+
+/// Goal % against steps of every report, beside the paper's rows.
+fn plot_reports(args: &PlotArgs) -> anyhow::Result<u8> {
+    if let Some(log) = args.inputs.iter().find(|p| !p.extension().is_some_and(|e| e == "json")) {
+        bail!(
+            "{}: evaluation reports (.json) and a metrics log cannot share a plot",
+            log.display()
+        );
+    }
+    if args.label.len() > args.inputs.len() {
+        bail!(
+            "{} labels for {} reports",
+            args.label.len(),
+            args.inputs.len()
+        );
+    }
+    let curves = args
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| Curve::read(p, args.label.get(i).map(String::as_str)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let title = args
+        .title
+        .clone()
+        .unwrap_or_else(|| "goal % built against steps".into());
+    goal_by_step(&curves, &title, &args.out)?;
+    println!(
+        "{}: {} evaluations beside the paper's Table 2",
+        args.out.display(),
+        curves.len()
     );
     Ok(0)
 }

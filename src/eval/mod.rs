@@ -2,6 +2,7 @@
 //! that plays many episodes of a human and an assistant and summarises them.
 //!
 //! - [`metrics`]: the reference's `calculate_metrics`.
+//! - [`plot`]: goal % against steps beside the paper's Table 2 (`mbag plot`).
 //! - [`record`]: evaluated episodes written as recordings (`--record`).
 //! - [`run`]: parallel, seed-deterministic evaluation runs (`mbag evaluate`).
 //! - [`stats`]: means with t intervals and Wilson intervals for rates.
@@ -9,6 +10,7 @@
 //!   (`mbag watch-help`).
 
 pub mod metrics;
+pub mod plot;
 pub mod record;
 pub mod run;
 pub mod stats;

@@ -395,15 +395,17 @@ impl NetworkAgents for ServiceAgents {
                 } else {
                     temperature.unwrap_or(1.0) as f32
                 };
+                let max_idle = options.max_idle();
                 match goal_model {
                     // The tilted prior is the policy the agent samples.
-                    Some(goal) => Box::new(PolicyAgent::new(
-                        with_goal(evaluator, goal),
-                        config,
-                        los,
-                        temperature,
-                    )),
-                    None => Box::new(PolicyAgent::new(evaluator, config, los, temperature)),
+                    Some(goal) => Box::new(
+                        PolicyAgent::new(with_goal(evaluator, goal), config, los, temperature)
+                            .with_max_idle(max_idle),
+                    ),
+                    None => Box::new(
+                        PolicyAgent::new(evaluator, config, los, temperature)
+                            .with_max_idle(max_idle),
+                    ),
                 }
             }
             _ => {

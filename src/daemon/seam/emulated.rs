@@ -42,6 +42,10 @@ pub enum HumanScript {
 /// What the driver did, for tests and the closing log line.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DriverReport {
+    /// Decisions asked of the agent (or taken from the script).
+    pub decided: u64,
+    /// Of those, NOOPs.
+    pub idle: u64,
     /// Actions carried out in Minecraft.
     pub acted: u64,
     /// Actions Minecraft refused (a cell taken, a protected cell, ...).
@@ -120,7 +124,9 @@ pub fn spawn(
                     Err(e) => debug!("emulated human {name}: could not say {words:?}: {e}"),
                 }
             }
+            report.decided += 1;
             if action.kind == ActionType::Noop {
+                report.idle += 1;
                 continue;
             }
             match carry_out(&human, &world, &name, &view, &steps, action).await {
