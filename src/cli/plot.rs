@@ -87,7 +87,11 @@ pub fn run(args: PlotArgs) -> anyhow::Result<u8> {
 
 /// Goal % against steps of every report, beside the paper's rows.
 fn plot_reports(args: &PlotArgs) -> anyhow::Result<u8> {
-    if let Some(log) = args.inputs.iter().find(|p| !p.extension().is_some_and(|e| e == "json")) {
+    if let Some(log) = args
+        .inputs
+        .iter()
+        .find(|p| !p.extension().is_some_and(|e| e == "json"))
+    {
         bail!(
             "{}: evaluation reports (.json) and a metrics log cannot share a plot",
             log.display()
@@ -112,7 +116,7 @@ fn plot_reports(args: &PlotArgs) -> anyhow::Result<u8> {
         .unwrap_or_else(|| "goal % built against steps".into());
     goal_by_step(&curves, &title, &args.out)?;
     println!(
-        "{}: {} evaluations beside the paper's Table 2",
+        "{}: {} evaluation(s) beside the paper's Table 2",
         args.out.display(),
         curves.len()
     );

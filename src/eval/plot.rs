@@ -107,12 +107,7 @@ impl Curve {
             )));
         }
         let label = label.map_or_else(
-            || {
-                format!(
-                    "{} + {} ({})",
-                    report.human, report.assistant, report.goals
-                )
-            },
+            || format!("{} + {} ({})", report.human, report.assistant, report.goals),
             str::to_owned,
         );
         let by_minute: Vec<&[f64]> = report
@@ -179,11 +174,7 @@ pub fn goal_by_step(curves: &[Curve], title: &str, out: &Path) -> Result<(), Plo
     let paper_colours = [RED, GREEN, BLACK];
     for (row, colour) in PAPER_ROWS.iter().zip(paper_colours) {
         let colour = colour.mix(0.7);
-        let points: Vec<(u64, f64)> = PAPER_STEPS
-            .iter()
-            .copied()
-            .zip(row.goal_percent)
-            .collect();
+        let points: Vec<(u64, f64)> = PAPER_STEPS.iter().copied().zip(row.goal_percent).collect();
         let style = colour.stroke_width(1);
         chart
             .draw_series(DashedLineSeries::new(points.clone(), 6, 4, style))
@@ -264,6 +255,9 @@ mod tests {
         assert!(std::fs::metadata(&png).unwrap().len() > 1000);
         std::fs::write(&report, "{\"format\": \"other\"}").unwrap();
         let err = Curve::read(&report, None).unwrap_err().to_string();
-        assert!(err.contains("not an `mbag evaluate --json` report"), "{err}");
+        assert!(
+            err.contains("not an `mbag evaluate --json` report"),
+            "{err}"
+        );
     }
 }

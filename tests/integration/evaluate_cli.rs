@@ -364,3 +364,75 @@ fn a_pretrained_assistant_must_be_goal_blind() {
         "{stderr}"
     );
 }
+
+/// `--record` writes each episode as a recording, and `mbag plot` draws the
+/// report's goal % against steps beside the paper's rows.
+#[test]
+fn episodes_are_recorded_and_the_report_plots() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("eval.json");
+    let recordings = dir.path().join("episodes");
+    let output = mbag(&[
+        "evaluate",
+        "--human",
+        "heuristic:lowest_block",
+        "--assistant",
+        "heuristic:random",
+        "--episodes",
+        "2",
+        "--goals",
+        "basic",
+        "--world-size",
+        "6x6x6",
+        "--horizon",
+        "200",
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+        "--record",
+        recordings.to_str().unwrap(),
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for i in 0..2 {
+        let file = recordings.join(format!("episode_0000{i}.jsonl"));
+        let verify = mbag(&["recording", "verify", file.to_str().unwrap()]);
+        assert!(
+            verify.status.success(),
+            "{}",
+            String::from_utf8_lossy(&verify.stdout)
+        );
+    }
+    let png = dir.path().join("goal.png");
+    let plot = mbag(&[
+        "plot",
+        json.to_str().unwrap(),
+        "--label",
+        "lowest block",
+        "--out",
+        png.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&plot.stdout);
+    assert!(plot.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("1 evaluation(s) beside the paper's Table 2"),
+        "{stdout}"
+    );
+    assert!(std::fs::metadata(&png).unwrap().len() > 1000);
+    // Two labels for one report is a mistake, said as such.
+    let twice = mbag(&[
+        "plot",
+        json.to_str().unwrap(),
+        "--label",
+        "a",
+        "--label",
+        "b",
+        "--out",
+        png.to_str().unwrap(),
+    ]);
+    assert!(!twice.status.success());
+    assert!(String::from_utf8_lossy(&twice.stderr).contains("2 labels for 1 reports"));
+}
