@@ -142,6 +142,16 @@ impl Curve {
     }
 }
 
+/// The evaluations' colours, apart from the paper rows' red, green and black.
+const CURVE_COLOURS: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(23, 190, 207),
+];
+
 /// Draws `curves` with their bands beside [`PAPER_ROWS`] into a PNG at `out`.
 pub fn goal_by_step(curves: &[Curve], title: &str, out: &Path) -> Result<(), PlotError> {
     let err = |e: &dyn std::fmt::Display| PlotError::Draw {
@@ -186,7 +196,7 @@ pub fn goal_by_step(curves: &[Curve], title: &str, out: &Path) -> Result<(), Plo
             .map_err(|e| err(&e))?;
     }
     for (i, curve) in curves.iter().enumerate() {
-        let colour = Palette99::pick(i);
+        let colour = CURVE_COLOURS[i % CURVE_COLOURS.len()];
         let band: Vec<(u64, f64)> = curve
             .points
             .iter()
