@@ -341,7 +341,7 @@ fn policy_head_assistant_plays_the_same_episodes_on_any_lanes() {
 }
 
 /// The pretrained assistant is goal-blind: a model that reads the goal is
-/// refused in its seat, with the reason.
+/// refused in its seat, with the reason; the shipped one plays.
 #[test]
 fn a_pretrained_assistant_must_be_goal_blind() {
     let output = mbag(&[
@@ -362,6 +362,30 @@ fn a_pretrained_assistant_must_be_goal_blind() {
     assert!(
         stderr.contains("mask_goal is false") && stderr.contains("goal-blind"),
         "{stderr}"
+    );
+    // The shipped one plays beside the human model.
+    let output = mbag(&[
+        "evaluate",
+        "--human",
+        "bc:models/human.json",
+        "--assistant",
+        "pretrained:models/pretrained_assistant.json",
+        "--episodes",
+        "1",
+        "--walking",
+        "--horizon",
+        "30",
+        "--quiet",
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("assistant pretrained:models/pretrained_assistant.json"),
+        "{stdout}"
     );
 }
 
