@@ -1,7 +1,7 @@
 //! `mbag plot`: learning curves of a training run's metrics log, or goal %
 //! against steps of evaluations beside the paper's Table 2, as a PNG.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use clap::Args;
@@ -43,8 +43,7 @@ pub struct PlotArgs {
 
 /// Draws the log or the reports; returns the exit code.
 pub fn run(args: PlotArgs) -> anyhow::Result<u8> {
-    let is_report = |p: &PathBuf| p.extension().is_some_and(|e| e == "json");
-    if args.inputs.iter().any(is_report) {
+    if args.inputs.iter().any(|p| is_report(p)) {
         return plot_reports(&args);
     }
     if !args.label.is_empty() {
@@ -87,11 +86,7 @@ pub fn run(args: PlotArgs) -> anyhow::Result<u8> {
 
 /// Goal % against steps of every report, beside the paper's rows.
 fn plot_reports(args: &PlotArgs) -> anyhow::Result<u8> {
-    if let Some(log) = args
-        .inputs
-        .iter()
-        .find(|p| !p.extension().is_some_and(|e| e == "json"))
-    {
+    if let Some(log) = args.inputs.iter().find(|p| !is_report(p)) {
         bail!(
             "{}: evaluation reports (.json) and a metrics log cannot share a plot",
             log.display()
@@ -121,4 +116,10 @@ fn plot_reports(args: &PlotArgs) -> anyhow::Result<u8> {
         curves.len()
     );
     Ok(0)
+}
+
+/// Whether `path` names an evaluation report (`.json`) rather than a metrics
+/// log (`.jsonl`).
+fn is_report(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "json")
 }
