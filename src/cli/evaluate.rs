@@ -85,7 +85,7 @@ Agent specs:
   oracle           a scripted assistant shown the goal, which builds it (the upper reference)
   none             no assistant: the human plays alone in a 1-player env (\"human alone\")
   Network specs take options: az:PATH?sims=20&temperature=0.3 (keys: sims, temperature,
-  argmax; az also oracle_goal=true: plan with the true goal instead of the goal head's
+  argmax; bc also max_idle=N: never more than N NOOPs in a row; az also oracle_goal=true: plan with the true goal instead of the goal head's
   prediction, the upper bound of what the search can do; goal_model=FILE: a goal model
   (mbag goal-model) in place of the goal head, tilt=T: raise its sure places in the prior,
   guide=W, guide_threshold=P: give W of the prior to walking to and building the cells it
