@@ -614,7 +614,8 @@ pub fn evaluate(
             }
             let mut goals = settings.goals.build().map_err(EvalError::GoalGenerator)?;
             let specs = [&settings.human, &settings.assistant];
-            let seats = if settings.assistant.is_none() { 1 } else { 2 };
+            // The seats played: the human alone when the assistant is `none`.
+            let seats = agents.len();
             while !stop.load(Ordering::Relaxed) {
                 let index = next.fetch_add(1, Ordering::Relaxed);
                 if index >= settings.episodes {
