@@ -37,6 +37,18 @@ pub enum AnswerError {
     /// digits and `._@-`.
     #[error("rater id {0:?} is not 1 to {MAX_RATER} letters, digits or ._@- characters")]
     BadRater(String),
+    /// The justification holds a control character (other than a line
+    /// break or tab), which would not print as the rater typed it.
+    #[error(
+        "the justification holds a control character (U+{code:04X}) at character {at}; \
+         write plain text"
+    )]
+    ControlCharacter {
+        /// The character's code point.
+        code: u32,
+        /// Its place in the text, from 0.
+        at: usize,
+    },
 }
 
 /// Which side the rater preferred overall. There is no "not applicable":
@@ -195,6 +207,16 @@ impl Justification {
         if chars > MAX_JUSTIFICATION {
             return Err(AnswerError::LongJustification { chars });
         }
+        if let Some((at, c)) = text
+            .chars()
+            .enumerate()
+            .find(|(_, c)| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+        {
+            return Err(AnswerError::ControlCharacter {
+                code: u32::from(c),
+                at,
+            });
+        }
         Ok(Self(text.to_owned()))
     }
 
@@ -289,6 +311,13 @@ mod tests {
         );
         assert!(Justification::new(&"é".repeat(100)).is_ok());
         assert!(Justification::new(&"x".repeat(MAX_JUSTIFICATION + 1)).is_err());
+        let reason = "a fine reason".repeat(8);
+        assert_eq!(
+            Justification::new(&format!("{reason}\0 and more")),
+            Err(AnswerError::ControlCharacter { code: 0, at: 104 })
+        );
+        assert!(Justification::new(&format!("{reason}\x1b[2J clears a terminal")).is_err());
+        assert!(Justification::new(&format!("two lines\nand a\ttab: {reason}")).is_ok());
     }
 
     #[test]

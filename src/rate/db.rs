@@ -430,7 +430,9 @@ impl Db {
     /// Stores `answer`, submitted at `now` (Unix seconds), in one transaction.
     /// The same answer again is [`Saved::Already`]; a different one from the
     /// same rater for the same pair is [`RateError::Conflict`] (the first
-    /// stands); an unknown comparison is [`RateError::UnknownComparison`].
+    /// stands); an unknown comparison is [`RateError::UnknownComparison`], and
+    /// one never handed to this rater by [`Db::next_for`] is
+    /// [`RateError::NotShown`].
     pub fn save_answer(&mut self, answer: &Answer, now: f64) -> Result<Saved, RateError> {
         self.write(|tx, err| {
             let known: bool = tx
@@ -471,8 +473,15 @@ impl Db {
                     })
                 };
             }
-            let shown_at = shown_at(tx, answer.comparison, answer.rater.as_str()).map_err(err)?;
-            let seconds = shown_at.map(|s| (now - s).max(0.0));
+            let Some(shown_at) =
+                shown_at(tx, answer.comparison, answer.rater.as_str()).map_err(err)?
+            else {
+                return Err(RateError::NotShown {
+                    comparison: answer.comparison,
+                    rater: answer.rater.as_str().to_owned(),
+                });
+            };
+            let seconds = Some((now - shown_at).max(0.0));
             let [overall, built, broke, helped, human, justification] = columns(answer);
             tx.execute(
                 "INSERT INTO answers (comparison, rater, overall, built_more, broke_fewer,
@@ -678,12 +687,13 @@ pub(crate) mod tests {
         assert_eq!(answers[0].overall, Verdict::Left);
         assert_eq!(answers[0].seconds, Some(42.5));
         assert_eq!(answers[0].factors.get(Factor::HelpedMore), Choice::Right);
-        // Another rater may judge the same pair; it is no longer pending.
-        assert_eq!(
-            db.save_answer(&answer(c, "s", Verdict::Draw), 160.0)
-                .unwrap(),
-            Saved::New { seconds: None }
-        );
+        // A rater who was never shown the pair cannot answer it.
+        assert!(matches!(
+            db.save_answer(&answer(c, "s", Verdict::Draw), 160.0),
+            Err(RateError::NotShown { .. })
+        ));
+        assert_eq!(db.answers().unwrap().len(), 1);
+        // Answered, it is no longer pending.
         assert!(db.next_for(&rater, 200.0).unwrap().is_none());
         assert!(matches!(
             db.save_answer(&answer(c + 7, "r", Verdict::Left), 1.0),
@@ -697,10 +707,14 @@ pub(crate) mod tests {
         let mut db = Db::open(&dir.path().join("rate.sqlite")).unwrap();
         let ids = catalogued(&mut db);
         let c = db.add_comparisons(&[(ids[0], ids[2])], 1.0).unwrap()[0];
+        db.next_for(&Rater::new("r").unwrap(), 1.0).unwrap();
         let mut short = answer(c, "r", Verdict::Left);
         // Bypassing the type's check (another program writing the file).
         short.justification = Justification("too short".into());
-        assert!(db.save_answer(&short, 2.0).is_err());
+        assert!(matches!(
+            db.save_answer(&short, 2.0),
+            Err(RateError::Db { .. })
+        ));
         assert!(db.answers().unwrap().is_empty());
     }
 

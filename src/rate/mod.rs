@@ -67,6 +67,17 @@ pub enum RateError {
         /// The right episode's id.
         right: i64,
     },
+    /// The rater was never handed this comparison (by `POST /next`), so an
+    /// answer to it is not one the rater gave after seeing the pair.
+    #[error(
+        "rater {rater} was never shown comparison {comparison}; answer the pairs the page shows"
+    )]
+    NotShown {
+        /// The comparison.
+        comparison: i64,
+        /// The rater.
+        rater: String,
+    },
     /// The rater already answered this comparison differently; the first
     /// answer stands.
     #[error(

@@ -3,33 +3,39 @@
 //! and script under `/episode/ID/`, with a scene that hides who played), the
 //! next pending pair for a rater, and the answers.
 //!
-//! Routes: `GET /`, `/rate.js`, `/episode/ID/`, `/episode/ID/viewer.js`,
-//! `/episode/ID/scene.json`; `POST /next` (`{"rater"}`: the next pair, which
-//! starts its answering time) and `POST /answer` (the form as JSON). A POST
-//! must say `content-type: application/json`, which a page of another site
-//! cannot send here without a preflight this server never grants, and must
-//! come from this server's own origin when the browser names one.
+//! Routes: `GET /`, `/rate.js`, `/session` (the page's token),
+//! `/episode/ID/`, `/episode/ID/viewer.js`, `/episode/ID/scene.json`;
+//! `POST /next` (`{"rater"}`: the next pair, which starts its answering
+//! time) and `POST /answer` (the form as JSON). It runs on the shared HTTP
+//! stack ([`crate::http`]): `Host`, `Origin`, the session token, framing (by
+//! its own page only) and the limits on size, time and connections are
+//! checked there. A post must also say `content-type: application/json`.
 //!
-//! Requests are small, so a bounded reader of head and body does (limits on
-//! size and time, as any local program may connect); every database call opens
-//! its own connection on a blocking thread, so a slow disk or another rater's
-//! write never stalls the other connections. Listening is on loopback unless
-//! the caller binds elsewhere.
+//! Every database call opens its own connection on a blocking thread, so a
+//! slow disk or another rater's write never stalls the other connections.
+//! A failure inside the server is logged in full and answered without
+//! paths. Listening is on loopback unless the caller binds elsewhere.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path as RoutePath, State};
+use axum::http::header::CONTENT_TYPE;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use super::RateError;
 use super::answer::{Answer, AnswerForm, Choice, Factor, MIN_JUSTIFICATION, Rater};
 use super::db::{Db, Saved};
 use super::episode::resolve;
+use crate::http::{Framing, Guard, Limits, SessionToken, internal_error, json_error};
 use crate::recording::Recording;
 use crate::view::scene::Scene;
 
@@ -40,14 +46,6 @@ const RATE_JS: &str = include_str!("assets/rate.js");
 const VIEW_HTML: &str = include_str!("../view/assets/index.html");
 const VIEW_JS: &str = include_str!("../view/assets/viewer.js");
 
-/// The most bytes of a request head.
-const MAX_HEAD: usize = 8192;
-/// The most bytes of a request body (an answer is a few kilobytes).
-const MAX_BODY: usize = 64 * 1024;
-/// How long a peer may take to send its whole request.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
-/// Connections served at once; more wait to be accepted.
-const MAX_CONNECTIONS: usize = 64;
 /// Scenes kept ready (replaying a long recording takes a moment).
 const SCENE_CACHE: usize = 8;
 
@@ -74,221 +72,96 @@ pub async fn bind(addr: SocketAddr) -> Result<TcpListener, RateError> {
 struct Server {
     settings: ServeSettings,
     scenes: Mutex<Vec<(i64, Arc<String>)>>,
+    token: SessionToken,
 }
 
 /// Serves the rating page on `listener` until `stop` turns true.
 pub async fn serve(listener: TcpListener, settings: ServeSettings, stop: watch::Receiver<bool>) {
-    let server = Arc::new(Server {
-        settings,
-        scenes: Mutex::new(Vec::new()),
-    });
-    crate::http::accept_until_stopped(
+    let Ok(listening) = listener.local_addr() else {
+        log::warn!("rate: the listener has no address");
+        return;
+    };
+    crate::http::serve(
         "rate",
         listener,
+        router(listening, settings),
+        Limits::for_this_process(),
         stop,
-        Some(MAX_CONNECTIONS),
-        move |stream| {
-            let server = server.clone();
-            async move { connection(stream, &server).await }
-        },
     )
     .await;
 }
 
-/// A request as far as this server reads it.
-#[derive(Debug, Default)]
-struct Request {
-    method: String,
-    path: String,
-    host: Option<String>,
-    origin: Option<String>,
-    content_type: Option<String>,
-    body: Vec<u8>,
+/// The rating server's routes behind its guard.
+fn router(listening: SocketAddr, settings: ServeSettings) -> Router {
+    let token = SessionToken::random();
+    let server = Arc::new(Server {
+        settings,
+        scenes: Mutex::new(Vec::new()),
+        token: token.clone(),
+    });
+    let routes = Router::new()
+        .route("/", get(|| async { html(RATE_HTML) }))
+        .route("/index.html", get(|| async { html(RATE_HTML) }))
+        .route("/rate.js", get(|| async { script(RATE_JS) }))
+        .route("/session", get(session))
+        .route("/episode/{id}/", get(|| async { html(VIEW_HTML) }))
+        .route(
+            "/episode/{id}/index.html",
+            get(|| async { html(VIEW_HTML) }),
+        )
+        .route("/episode/{id}/viewer.js", get(|| async { script(VIEW_JS) }))
+        .route("/episode/{id}/scene.json", get(episode_scene))
+        .route("/next", post(next))
+        .route("/answer", post(answer))
+        .fallback(|| async { json_error(StatusCode::NOT_FOUND, "no such page here") })
+        .with_state(server);
+    Guard::new(listening, Framing::SameOrigin, &[RATE_HTML, VIEW_HTML])
+        .with_token(token)
+        .around(routes)
 }
 
-/// Why a request was not read.
-#[derive(Debug)]
-enum Unreadable {
-    /// The peer closed, stalled or spoke something else: just close.
-    Gone,
-    /// Too large: answer so.
-    TooLarge,
+fn html(page: &'static str) -> Response {
+    ([(CONTENT_TYPE, "text/html; charset=utf-8")], page).into_response()
 }
 
-async fn read_request(stream: &mut TcpStream) -> Result<Request, Unreadable> {
-    let read = async {
-        let mut buf = Vec::with_capacity(1024);
-        let mut chunk = [0u8; 4096];
-        let head_end = loop {
-            if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                break i + 4;
-            }
-            if buf.len() >= MAX_HEAD {
-                return Err(Unreadable::TooLarge);
-            }
-            let n = stream
-                .read(&mut chunk)
-                .await
-                .map_err(|_| Unreadable::Gone)?;
-            if n == 0 {
-                return Err(Unreadable::Gone);
-            }
-            buf.extend_from_slice(&chunk[..n]);
-        };
-        let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-        let mut lines = head.split("\r\n");
-        let mut parts = lines.next().unwrap_or_default().split_whitespace();
-        let (Some(method), Some(target)) = (parts.next(), parts.next()) else {
-            return Err(Unreadable::Gone);
-        };
-        let mut request = Request {
-            method: method.to_owned(),
-            path: target.split('?').next().unwrap_or("/").to_owned(),
-            ..Request::default()
-        };
-        let mut length = 0usize;
-        for line in lines {
-            let Some((name, value)) = line.split_once(':') else {
-                continue;
-            };
-            let value = value.trim().to_owned();
-            match name.trim().to_ascii_lowercase().as_str() {
-                "content-length" => length = value.parse().map_err(|_| Unreadable::Gone)?,
-                "content-type" => request.content_type = Some(value),
-                "host" => request.host = Some(value),
-                "origin" => request.origin = Some(value),
-                _ => {}
-            }
-        }
-        if length > MAX_BODY {
-            return Err(Unreadable::TooLarge);
-        }
-        let mut body = buf[head_end..].to_vec();
-        while body.len() < length {
-            let n = stream
-                .read(&mut chunk)
-                .await
-                .map_err(|_| Unreadable::Gone)?;
-            if n == 0 {
-                return Err(Unreadable::Gone);
-            }
-            body.extend_from_slice(&chunk[..n]);
-        }
-        body.truncate(length);
-        request.body = body;
-        Ok(request)
-    };
-    tokio::time::timeout(REQUEST_TIMEOUT, read)
-        .await
-        .unwrap_or(Err(Unreadable::Gone))
+fn script(code: &'static str) -> Response {
+    ([(CONTENT_TYPE, "text/javascript; charset=utf-8")], code).into_response()
 }
 
-/// A response: status line, content type, body.
-struct Reply {
-    status: &'static str,
-    kind: &'static str,
-    body: Vec<u8>,
+fn json_reply(value: &serde_json::Value) -> Response {
+    ([(CONTENT_TYPE, "application/json")], value.to_string()).into_response()
 }
 
-impl Reply {
-    fn text(status: &'static str, kind: &'static str, body: impl Into<Vec<u8>>) -> Self {
-        Self {
-            status,
-            kind,
-            body: body.into(),
-        }
-    }
-
-    fn json(status: &'static str, value: &serde_json::Value) -> Self {
-        Self::text(status, "application/json", value.to_string())
-    }
-
-    fn error(status: &'static str, message: impl std::fmt::Display) -> Self {
-        Self::json(status, &json!({ "error": message.to_string() }))
-    }
+/// The page's token for its posts (readable by this server's own pages only).
+async fn session(State(server): State<Arc<Server>>) -> Response {
+    json_reply(&json!({ "token": server.token.as_str() }))
 }
 
-async fn connection(mut stream: TcpStream, server: &Server) -> std::io::Result<()> {
-    let reply = match read_request(&mut stream).await {
-        Ok(request) => route(request, server).await,
-        Err(Unreadable::TooLarge) => Reply::error("413 Content Too Large", "request too large"),
-        Err(Unreadable::Gone) => return Ok(()),
-    };
-    let head = format!(
-        "HTTP/1.1 {}\r\ncontent-type: {}\r\ncontent-length: {}\r\ncache-control: no-store\r\nconnection: close\r\n\r\n",
-        reply.status,
-        reply.kind,
-        reply.body.len()
-    );
-    stream.write_all(head.as_bytes()).await?;
-    stream.write_all(&reply.body).await?;
-    stream.shutdown().await
-}
-
-async fn route(request: Request, server: &Server) -> Reply {
-    let path = request.path.as_str();
-    match (request.method.as_str(), path) {
-        ("GET", "/" | "/index.html") => {
-            Reply::text("200 OK", "text/html; charset=utf-8", RATE_HTML)
-        }
-        ("GET", "/rate.js") => Reply::text("200 OK", "text/javascript; charset=utf-8", RATE_JS),
-        ("GET", _) if path.starts_with("/episode/") => episode_route(path, server).await,
-        ("POST", "/next" | "/answer") => {
-            if let Some(refusal) = refuse_post(&request) {
-                return refusal;
-            }
-            if path == "/next" {
-                next(&request.body, server).await
-            } else {
-                answer(&request.body, server).await
-            }
-        }
-        ("GET" | "POST", _) => Reply::error("404 Not Found", format!("no {path} here")),
-        _ => Reply::error("405 Method Not Allowed", "only GET and POST are served"),
-    }
-}
-
-/// Why a POST is not taken, if it is not.
-fn refuse_post(request: &Request) -> Option<Reply> {
-    let json = request
-        .content_type
-        .as_deref()
+/// Why a post's body is not taken, if it is not: it must be JSON.
+fn refuse_body(headers: &HeaderMap) -> Option<Response> {
+    let json = headers
+        .get(CONTENT_TYPE)
+        .and_then(|t| t.to_str().ok())
         .is_some_and(|t| t.to_ascii_lowercase().starts_with("application/json"));
-    if !json {
-        return Some(Reply::error(
-            "415 Unsupported Media Type",
+    (!json).then(|| {
+        json_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "send the answer as application/json",
-        ));
-    }
-    if let (Some(origin), Some(host)) = (&request.origin, &request.host)
-        && origin != &format!("http://{host}")
-    {
-        return Some(Reply::error(
-            "403 Forbidden",
-            "only this server's own page may post",
-        ));
-    }
-    None
+        )
+    })
 }
 
-async fn episode_route(path: &str, server: &Server) -> Reply {
-    let rest = &path["/episode/".len()..];
-    let (id, file) = rest.split_once('/').unwrap_or((rest, ""));
+async fn episode_scene(
+    State(server): State<Arc<Server>>,
+    RoutePath(id): RoutePath<String>,
+) -> Response {
     let Ok(id) = id.parse::<i64>() else {
-        return Reply::error("404 Not Found", format!("no {path} here"));
+        return json_error(StatusCode::NOT_FOUND, "no such episode");
     };
-    match file {
-        "" | "index.html" => Reply::text("200 OK", "text/html; charset=utf-8", VIEW_HTML),
-        "viewer.js" => Reply::text("200 OK", "text/javascript; charset=utf-8", VIEW_JS),
-        "scene.json" => match scene(id, server).await {
-            Ok(Some(json)) => Reply::text("200 OK", "application/json", json.as_bytes()),
-            Ok(None) => Reply::error("404 Not Found", format!("no episode {id}")),
-            Err(e) => {
-                log::warn!("rate: episode {id}: {e}");
-                Reply::error("500 Internal Server Error", e)
-            }
-        },
-        _ => Reply::error("404 Not Found", format!("no {path} here")),
+    match scene(id, &server).await {
+        Ok(Some(json)) => ([(CONTENT_TYPE, "application/json")], json.to_string()).into_response(),
+        Ok(None) => json_error(StatusCode::NOT_FOUND, format!("no episode {id}")),
+        Err(e) => internal_error("rate", format!("episode {id}: {e}")),
     }
 }
 
@@ -350,65 +223,77 @@ fn questions() -> serde_json::Value {
     })
 }
 
-async fn next(body: &[u8], server: &Server) -> Reply {
+async fn next(State(server): State<Arc<Server>>, headers: HeaderMap, body: Bytes) -> Response {
     #[derive(serde::Deserialize)]
     struct Ask {
         rater: String,
     }
-    let rater = match serde_json::from_slice::<Ask>(body) {
+    if let Some(refusal) = refuse_body(&headers) {
+        return refusal;
+    }
+    let rater = match serde_json::from_slice::<Ask>(&body) {
         Ok(ask) => match Rater::new(&ask.rater) {
             Ok(r) => r,
-            Err(e) => return Reply::error("400 Bad Request", e),
+            Err(e) => return json_error(StatusCode::BAD_REQUEST, e),
         },
-        Err(e) => return Reply::error("400 Bad Request", format!("expected {{\"rater\"}}: {e}")),
+        Err(e) => {
+            return json_error(
+                StatusCode::BAD_REQUEST,
+                format!("expected {{\"rater\"}}: {e}"),
+            );
+        }
     };
     let db = server.settings.db.clone();
     let shown = blocking(move || Db::connect(&db)?.next_for(&rater, super::db::now())).await;
     match shown {
-        Ok(Some(s)) => Reply::json(
-            "200 OK",
-            &json!({
-                "comparison": s.comparison,
-                "left": format!("/episode/{}/", s.left),
-                "right": format!("/episode/{}/", s.right),
-                "pending": s.pending,
-                "questions": questions(),
-            }),
-        ),
-        Ok(None) => Reply::json("200 OK", &json!({ "done": true })),
+        Ok(Some(s)) => json_reply(&json!({
+            "comparison": s.comparison,
+            "left": format!("/episode/{}/", s.left),
+            "right": format!("/episode/{}/", s.right),
+            "pending": s.pending,
+            "questions": questions(),
+        })),
+        Ok(None) => json_reply(&json!({ "done": true })),
         Err(e) => status_of(&e),
     }
 }
 
-async fn answer(body: &[u8], server: &Server) -> Reply {
-    let form: AnswerForm = match serde_json::from_slice(body) {
+async fn answer(State(server): State<Arc<Server>>, headers: HeaderMap, body: Bytes) -> Response {
+    if let Some(refusal) = refuse_body(&headers) {
+        return refusal;
+    }
+    let form: AnswerForm = match serde_json::from_slice(&body) {
         Ok(f) => f,
-        Err(e) => return Reply::error("400 Bad Request", format!("not a complete answer: {e}")),
+        Err(e) => {
+            return json_error(
+                StatusCode::BAD_REQUEST,
+                format!("not a complete answer: {e}"),
+            );
+        }
     };
     let answer = match Answer::try_from(form) {
         Ok(a) => a,
-        Err(e) => return Reply::error("400 Bad Request", e),
+        Err(e) => return json_error(StatusCode::BAD_REQUEST, e),
     };
     let db = server.settings.db.clone();
     match blocking(move || Db::connect(&db)?.save_answer(&answer, super::db::now())).await {
-        Ok(Saved::New { seconds }) => {
-            Reply::json("200 OK", &json!({ "stored": "new", "seconds": seconds }))
-        }
-        Ok(Saved::Already) => Reply::json("200 OK", &json!({ "stored": "already" })),
+        Ok(Saved::New { seconds }) => json_reply(&json!({ "stored": "new", "seconds": seconds })),
+        Ok(Saved::Already) => json_reply(&json!({ "stored": "already" })),
         Err(e) => status_of(&e),
     }
 }
 
-/// The HTTP status of an error: the page retries 5xx, not 4xx.
-fn status_of(e: &RateError) -> Reply {
+/// The reply to an error: what the rater can fix is a 4xx with its message
+/// (the page shows it and stops); anything else is a 500 without paths
+/// (the page keeps the answer and sends it again).
+fn status_of(e: &RateError) -> Response {
     match e {
-        RateError::Answer(_) => Reply::error("400 Bad Request", e),
-        RateError::UnknownComparison(_) => Reply::error("404 Not Found", e),
-        RateError::Conflict { .. } => Reply::error("409 Conflict", e),
-        _ => {
-            log::warn!("rate: {e}");
-            Reply::error("500 Internal Server Error", e)
+        RateError::Answer(_) => json_error(StatusCode::BAD_REQUEST, e),
+        RateError::UnknownComparison(_) => json_error(StatusCode::NOT_FOUND, e),
+        RateError::NotShown { .. } | RateError::Conflict { .. } => {
+            json_error(StatusCode::CONFLICT, e)
         }
+        _ => internal_error("rate", e),
     }
 }
 

@@ -1,42 +1,43 @@
-//! The survey's web server (`mbag study survey`): the page (embedded, so it
-//! works with no internet), the participant's rateable sessions as JSON, and
-//! a `POST` of one session's answers.
+//! The survey's web server (`mbag study survey`): the page and its script
+//! (embedded, so it works with no internet), the participant's rateable
+//! sessions as JSON, and a `POST` of one session's answers.
 //!
 //! | request | answer |
 //! |---|---|
-//! | `GET /` | the page (`assets/survey.html`) |
+//! | `GET /` | the page (`assets/survey.html`), `GET /survey.js` its script |
+//! | `GET /session` | `{"token"}`: the token every post carries in `x-mbag-token` |
 //! | `GET /survey.json` | `{participant, scale, items, sessions}`: the completed sessions by blinded name, with the last answer of each |
 //! | `POST /answer` | a [`Submission`] as JSON (`content-type: application/json`); `200 {"saved": Answer}` or `400 {"error": ...}` |
 //!
-//! Only a JSON body is taken, so that a page of another site cannot post a
-//! plain form here (browsers ask such pages' JSON posts first, and no answer
-//! allows it). Request heads and bodies are bounded in size and time, as any
-//! local peer may connect; listening is on loopback unless the caller binds
+//! It runs on the shared HTTP stack ([`crate::http`]): `Host`, `Origin`, the
+//! token, framing (by no one) and the limits on size, time and connections
+//! are checked there, so a page of another site can neither post an answer
+//! nor show the survey in a frame. Nothing is saved from a `GET` or from
+//! URL parameters. Listening is on loopback unless the caller binds
 //! elsewhere.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::header::CONTENT_TYPE;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use super::StudyError;
 use super::design::Study;
 use super::survey::{self, Submission};
+use crate::http::{Framing, Guard, Limits, SessionToken, internal_error, json_error};
 
 const SURVEY_HTML: &str = include_str!("assets/survey.html");
-
-/// The most bytes of a request head.
-const MAX_HEAD: usize = 8192;
-/// The most bytes of a request body (a comment of [`survey::MAX_COMMENT`]
-/// characters and the points fit).
-const MAX_BODY: usize = 64 * 1024;
-/// How long a peer may take to send its request.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+const SURVEY_JS: &str = include_str!("assets/survey.js");
 
 /// What the server serves: one participant of one study.
 #[derive(Clone, Debug)]
@@ -89,156 +90,87 @@ pub async fn bind(addr: SocketAddr) -> Result<TcpListener, StudyError> {
 
 /// Serves `site` on `listener` until `stop` turns true.
 pub async fn serve(listener: TcpListener, site: SurveySite, stop: watch::Receiver<bool>) {
-    crate::http::accept_until_stopped("survey", listener, stop, None, move |stream| {
-        connection(stream, site.clone())
-    })
+    let Ok(listening) = listener.local_addr() else {
+        log::warn!("survey: the listener has no address");
+        return;
+    };
+    crate::http::serve(
+        "survey",
+        listener,
+        router(listening, site),
+        Limits::for_this_process(),
+        stop,
+    )
     .await;
 }
 
-/// A request: method, path, content type and body.
-struct Request {
-    method: String,
-    path: String,
-    content_type: String,
-    body: Vec<u8>,
-}
-
-/// Why a request could not be read.
-enum Bad {
-    /// The peer left or was too slow: no answer.
-    Gone,
-    /// A malformed or oversized request: answered with this status.
-    Status(&'static str, String),
-}
-
-async fn read_request(stream: &mut TcpStream) -> Result<Request, Bad> {
-    let mut buf = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 4096];
-    let head_end = loop {
-        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i;
-        }
-        if buf.len() > MAX_HEAD {
-            return Err(Bad::Status(
-                "431 Request Header Fields Too Large",
-                "head too large".into(),
-            ));
-        }
-        match stream.read(&mut chunk).await {
-            Ok(0) | Err(_) => return Err(Bad::Gone),
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-        }
-    };
-    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-    let mut lines = head.lines();
-    let first = lines.next().unwrap_or_default();
-    let mut parts = first.split_whitespace();
-    let (Some(method), Some(target)) = (parts.next(), parts.next()) else {
-        return Err(Bad::Status("400 Bad Request", "no request line".into()));
-    };
-    let mut length = 0usize;
-    let mut content_type = String::new();
-    for line in lines {
-        let Some((name, value)) = line.split_once(':') else {
-            continue;
-        };
-        let value = value.trim();
-        if name.eq_ignore_ascii_case("content-length") {
-            length = value
-                .parse()
-                .map_err(|_| Bad::Status("400 Bad Request", "bad content-length".into()))?;
-        } else if name.eq_ignore_ascii_case("content-type") {
-            content_type = value.to_ascii_lowercase();
-        } else if name.eq_ignore_ascii_case("transfer-encoding") {
-            return Err(Bad::Status(
-                "411 Length Required",
-                "send a content-length".into(),
-            ));
-        }
-    }
-    if length > MAX_BODY {
-        return Err(Bad::Status(
-            "413 Content Too Large",
-            "body too large".into(),
-        ));
-    }
-    let mut body = buf[head_end + 4..].to_vec();
-    while body.len() < length {
-        match stream.read(&mut chunk).await {
-            Ok(0) | Err(_) => return Err(Bad::Gone),
-            Ok(n) => body.extend_from_slice(&chunk[..n]),
-        }
-    }
-    body.truncate(length);
-    Ok(Request {
-        method: method.to_owned(),
-        path: target.split('?').next().unwrap_or("/").to_owned(),
-        content_type,
-        body,
-    })
-}
-
-async fn connection(
-    mut stream: TcpStream,
+/// What the routes share.
+#[derive(Clone, Debug)]
+struct App {
     site: SurveySite,
-) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let request = match tokio::time::timeout(REQUEST_TIMEOUT, read_request(&mut stream)).await {
-        Err(_) | Ok(Err(Bad::Gone)) => return Ok(()),
-        Ok(Err(Bad::Status(status, message))) => {
-            let body = json!({ "error": message }).to_string();
-            return respond(&mut stream, status, "application/json", &body).await;
-        }
-        Ok(Ok(r)) => r,
-    };
-    let error = |status: &'static str, e: &dyn std::fmt::Display| {
-        (
-            status,
-            "application/json",
-            json!({ "error": e.to_string() }).to_string(),
-        )
-    };
-    let (status, kind, body) = match (request.method.as_str(), request.path.as_str()) {
-        ("GET", "/" | "/index.html") => {
-            ("200 OK", "text/html; charset=utf-8", SURVEY_HTML.to_owned())
-        }
-        ("GET", "/survey.json") => {
-            let site = site.clone();
-            match tokio::task::spawn_blocking(move || site.overview()).await? {
-                Ok(text) => ("200 OK", "application/json", text),
-                Err(e) => error("500 Internal Server Error", &e),
-            }
-        }
-        ("POST", "/answer") if !request.content_type.starts_with("application/json") => error(
-            "415 Unsupported Media Type",
-            &"answers are posted as application/json",
-        ),
-        ("POST", "/answer") => {
-            let site = site.clone();
-            let body = request.body;
-            match tokio::task::spawn_blocking(move || site.save(&body)).await? {
-                Ok(text) => ("200 OK", "application/json", text),
-                Err(e @ StudyError::Answer(_)) => error("400 Bad Request", &e),
-                Err(e) => error("500 Internal Server Error", &e),
-            }
-        }
-        ("GET", path) => error("404 Not Found", &format!("no {path} here")),
-        _ => error("405 Method Not Allowed", &"GET pages, POST /answer"),
-    };
-    respond(&mut stream, status, kind, &body).await
+    token: SessionToken,
 }
 
-async fn respond(
-    stream: &mut TcpStream,
-    status: &str,
-    kind: &str,
-    body: &str,
-) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let head = format!(
-        "HTTP/1.1 {status}\r\ncontent-type: {kind}\r\ncontent-length: {}\r\ncache-control: no-store\r\nconnection: close\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).await?;
-    stream.write_all(body.as_bytes()).await?;
-    stream.shutdown().await?;
-    Ok(())
+/// The survey's routes behind its guard.
+fn router(listening: SocketAddr, site: SurveySite) -> Router {
+    let token = SessionToken::random();
+    let page = || async { ([(CONTENT_TYPE, "text/html; charset=utf-8")], SURVEY_HTML) };
+    let routes = Router::new()
+        .route("/", get(page))
+        .route("/index.html", get(page))
+        .route(
+            "/survey.js",
+            get(|| async {
+                (
+                    [(CONTENT_TYPE, "text/javascript; charset=utf-8")],
+                    SURVEY_JS,
+                )
+            }),
+        )
+        .route("/session", get(session))
+        .route("/survey.json", get(overview))
+        .route("/answer", post(answer))
+        .fallback(|| async { json_error(StatusCode::NOT_FOUND, "no such page here") })
+        .with_state(App {
+            site,
+            token: token.clone(),
+        });
+    Guard::new(listening, Framing::Nobody, &[SURVEY_HTML])
+        .with_token(token)
+        .around(routes)
+}
+
+fn json_reply(text: String) -> Response {
+    ([(CONTENT_TYPE, "application/json")], text).into_response()
+}
+
+async fn session(State(app): State<App>) -> Response {
+    json_reply(json!({ "token": app.token.as_str() }).to_string())
+}
+
+async fn overview(State(app): State<App>) -> Response {
+    match tokio::task::spawn_blocking(move || app.site.overview()).await {
+        Ok(Ok(text)) => json_reply(text),
+        Ok(Err(e)) => internal_error("survey", e),
+        Err(e) => internal_error("survey", e),
+    }
+}
+
+async fn answer(State(app): State<App>, headers: HeaderMap, body: Bytes) -> Response {
+    let json = headers
+        .get(CONTENT_TYPE)
+        .and_then(|t| t.to_str().ok())
+        .is_some_and(|t| t.to_ascii_lowercase().starts_with("application/json"));
+    if !json {
+        return json_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "answers are posted as application/json",
+        );
+    }
+    match tokio::task::spawn_blocking(move || app.site.save(&body)).await {
+        Ok(Ok(text)) => json_reply(text),
+        Ok(Err(e @ StudyError::Answer(_))) => json_error(StatusCode::BAD_REQUEST, e),
+        Ok(Err(e)) => internal_error("survey", e),
+        Err(e) => internal_error("survey", e),
+    }
 }

@@ -1,32 +1,28 @@
 //! The viewer's web server: the page and its script (embedded, so it works
 //! with no internet), the scene as JSON, and for live viewing a WebSocket that
-//! pushes each new frame.
-//!
-//! It answers only `GET`s of four paths, so a small reader of the request's
-//! head does (bounded in size and time, as any peer may connect); the
-//! WebSocket handshake and framing are tungstenite's. The request is peeked,
-//! not read, so that for `/live` tungstenite reads the same bytes itself.
-//! Listening is on loopback unless the caller binds elsewhere.
+//! pushes each new frame. It runs on the shared HTTP stack ([`crate::http`]):
+//! `Host`, `Origin` and framing are checked there. Listening is on loopback
+//! unless the caller binds elsewhere.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use futures_util::SinkExt;
-use tokio::io::AsyncWriteExt;
-use tokio::net::{TcpListener, TcpStream};
+use axum::Router;
+use axum::extract::State;
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::http::StatusCode;
+use axum::http::header::CONTENT_TYPE;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use tokio::net::TcpListener;
 use tokio::sync::{broadcast, watch};
-use tokio_tungstenite::tungstenite::Message;
 
 use super::scene::{Frame, Scene};
+use crate::http::{Framing, Guard, Limits};
 
 const INDEX_HTML: &str = include_str!("assets/index.html");
 const VIEWER_JS: &str = include_str!("assets/viewer.js");
 
-/// The most bytes of a request head read before giving up on the peer.
-const MAX_HEAD: usize = 8192;
-/// How long a peer may take to send its request head.
-const HEAD_TIMEOUT: Duration = Duration::from_secs(5);
 /// Frames a slow live page may fall behind before it is dropped.
 const LIVE_BACKLOG: usize = 1024;
 
@@ -117,109 +113,102 @@ pub async fn bind(addr: SocketAddr) -> Result<TcpListener, ViewError> {
 
 /// Serves `shown` on `listener` until `stop` turns true.
 pub async fn serve(listener: TcpListener, shown: Shown, stop: watch::Receiver<bool>) {
-    // Live followers hear `stop` too, to close their WebSockets.
-    let followers = stop.clone();
-    crate::http::accept_until_stopped("view", listener, stop, None, move |stream| {
-        connection(stream, shown.clone(), followers.clone())
-    })
+    let Ok(listening) = listener.local_addr() else {
+        log::warn!("view: the listener has no address");
+        return;
+    };
+    crate::http::serve(
+        "view",
+        listener,
+        router(listening, shown, stop.clone()),
+        Limits::for_this_process(),
+        stop,
+    )
     .await;
 }
 
-/// The request's method and path, from its head (peeked, not consumed).
-async fn request_line(stream: &TcpStream) -> std::io::Result<Option<(String, String)>> {
-    let mut buf = vec![0u8; MAX_HEAD];
-    let read = async {
-        loop {
-            let n = stream.peek(&mut buf).await?;
-            if n == 0 {
-                return Ok(None);
-            }
-            if buf[..n].windows(4).any(|w| w == b"\r\n\r\n") || n == MAX_HEAD {
-                let head = String::from_utf8_lossy(&buf[..n]).into_owned();
-                let first = head.lines().next().unwrap_or_default().to_owned();
-                let mut parts = first.split_whitespace();
-                return Ok(match (parts.next(), parts.next()) {
-                    (Some(m), Some(p)) => Some((m.to_owned(), p.to_owned())),
-                    _ => None,
-                });
-            }
-            // Wait for more bytes: peek returns at once with what is there.
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    };
-    tokio::time::timeout(HEAD_TIMEOUT, read)
-        .await
-        .unwrap_or(Ok(None))
-}
-
-async fn connection(
-    mut stream: TcpStream,
+/// What the routes share.
+#[derive(Clone, Debug)]
+struct App {
     shown: Shown,
+    /// Live followers hear `stop` too, to close their WebSockets.
     stop: watch::Receiver<bool>,
-) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let Some((method, target)) = request_line(&stream).await? else {
-        return Ok(());
-    };
-    let path = target.split('?').next().unwrap_or("/");
-    if path == "/live" {
-        return follow(stream, shown, stop).await;
-    }
-    // Consume the head (it was only peeked).
-    let mut sink = vec![0u8; MAX_HEAD];
-    let _ = tokio::time::timeout(Duration::from_millis(50), async {
-        use tokio::io::AsyncReadExt;
-        stream.read(&mut sink).await
-    })
-    .await;
-    let (status, kind, body) = match (method.as_str(), path) {
-        ("GET", "/" | "/index.html") => ("200 OK", "text/html; charset=utf-8", INDEX_HTML.into()),
-        ("GET", "/viewer.js") => ("200 OK", "text/javascript; charset=utf-8", VIEWER_JS.into()),
-        ("GET", "/scene.json") => ("200 OK", "application/json", shown.scene_json()),
-        ("GET", _) => ("404 Not Found", "text/plain", format!("no {path} here\n")),
-        _ => (
-            "405 Method Not Allowed",
-            "text/plain",
-            "only GET is served\n".to_owned(),
-        ),
-    };
-    let head = format!(
-        "HTTP/1.1 {status}\r\ncontent-type: {kind}\r\ncontent-length: {}\r\ncache-control: no-store\r\nconnection: close\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).await?;
-    stream.write_all(body.as_bytes()).await?;
-    stream.shutdown().await?;
-    Ok(())
 }
 
-/// A live page: the scene so far, then each frame as it comes.
+/// The viewer's routes behind its guard.
+fn router(listening: SocketAddr, shown: Shown, stop: watch::Receiver<bool>) -> Router {
+    let routes = Router::new()
+        .route("/", get(page))
+        .route("/index.html", get(page))
+        .route("/viewer.js", get(script))
+        .route("/scene.json", get(scene))
+        .route("/live", get(live))
+        .fallback(|| async { (StatusCode::NOT_FOUND, "no such page here\n") })
+        .with_state(App { shown, stop });
+    Guard::new(listening, Framing::Nobody, &[INDEX_HTML]).around(routes)
+}
+
+async fn page() -> Response {
+    ([(CONTENT_TYPE, "text/html; charset=utf-8")], INDEX_HTML).into_response()
+}
+
+async fn script() -> Response {
+    (
+        [(CONTENT_TYPE, "text/javascript; charset=utf-8")],
+        VIEWER_JS,
+    )
+        .into_response()
+}
+
+async fn scene(State(app): State<App>) -> Response {
+    ([(CONTENT_TYPE, "application/json")], app.shown.scene_json()).into_response()
+}
+
+async fn live(State(app): State<App>, upgrade: WebSocketUpgrade) -> Response {
+    upgrade.on_upgrade(move |socket| async move {
+        if let Err(e) = follow(socket, app.shown, app.stop).await {
+            log::debug!("view: a live page: {e}");
+        }
+    })
+}
+
+/// A live page: the scene so far, then each frame as it comes, until the
+/// page goes away, falls behind, or the server stops. The socket is read as
+/// well as written, so that a page that closes while no frame is coming (a
+/// finished recording, a paused run) releases its connection at once.
 async fn follow(
-    stream: TcpStream,
+    mut socket: WebSocket,
     shown: Shown,
     mut stop: watch::Receiver<bool>,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let mut ws = tokio_tungstenite::accept_async(stream).await?;
     // Subscribed and serialised under the lock `push` holds while appending
     // and sending: every frame is in the scene or on the channel, never both.
     let (mut frames, scene) = {
         let guard = shown.lock();
         (shown.frames.subscribe(), serde_json::to_string(&*guard)?)
     };
-    ws.send(Message::text(format!("{{\"scene\":{scene}}}")))
+    socket
+        .send(Message::Text(format!("{{\"scene\":{scene}}}").into()))
         .await?;
     loop {
         tokio::select! {
             frame = frames.recv() => match frame {
                 Ok(frame) => {
                     let text = format!("{{\"frame\":{}}}", serde_json::to_string(&*frame)?);
-                    ws.send(Message::text(text)).await?;
+                    socket.send(Message::Text(text.into())).await?;
                 }
                 // Too slow to keep up, or the run ended: the page reloads.
                 Err(_) => break,
             },
+            incoming = socket.recv() => match incoming {
+                // The page sends nothing but its close.
+                Some(Ok(Message::Close(_)) | Err(_)) | None => return Ok(()),
+                Some(Ok(_)) => {}
+            },
             _ = stop.changed() => break,
         }
     }
-    ws.close(None).await?;
+    // The page may already be gone.
+    let _ = socket.send(Message::Close(None)).await;
     Ok(())
 }

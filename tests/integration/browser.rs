@@ -35,6 +35,12 @@ pub struct Browser {
 impl Browser {
     /// Starts the Chromium at `path` with a fresh profile and a blank tab.
     pub fn launch(path: &Path) -> Self {
+        Self::launch_with(path, &[])
+    }
+
+    /// [`Browser::launch`] with `extra` switches (say, host resolver rules
+    /// that play a DNS rebinding).
+    pub fn launch_with(path: &Path, extra: &[&str]) -> Self {
         let profile = tempfile::tempdir().unwrap();
         let mut child = Command::new(path)
             .args([
@@ -47,6 +53,7 @@ impl Browser {
                 "--no-first-run",
                 "--window-size=1400,1200",
             ])
+            .args(extra)
             .arg(format!("--user-data-dir={}", profile.path().display()))
             .arg("about:blank")
             .stdout(Stdio::null())

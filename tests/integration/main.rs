@@ -35,6 +35,8 @@ mod rate;
 mod nn;
 // The inference service, under the same libtorch lock.
 mod nn_service;
+// The web pages against other sites and hostile local peers (issue 40's findings).
+mod web_security;
 // Studies: a simulated study run, surveyed (in headless Chromium too) and reported.
 mod study;
 // Recordings: durability, verification, the human data converted.

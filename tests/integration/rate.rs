@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use mbag::rate::answer::{Answer, AnswerForm, Choice, Verdict};
+use mbag::rate::answer::{Answer, AnswerForm, Choice, Rater, Verdict};
 use mbag::rate::db::Db;
 use mbag::rate::episode::EpisodeInfo;
 use serde_json::{Value, json};
@@ -29,7 +29,7 @@ fn mbag(args: &[&str]) -> std::process::Output {
 }
 
 /// Three episodes of the tutorial house with different assistants, paired.
-fn rated_folder(dir: &Path, pairs: usize) -> (PathBuf, PathBuf) {
+pub fn rated_folder(dir: &Path, pairs: usize) -> (PathBuf, PathBuf) {
     let recordings = dir.join("recordings");
     std::fs::create_dir_all(&recordings).unwrap();
     for assistant in ["lowest_block", "random", "noop"] {
@@ -67,13 +67,15 @@ fn rated_folder(dir: &Path, pairs: usize) -> (PathBuf, PathBuf) {
 }
 
 /// A running `mbag rate serve`; killed (as `kill -9` would) on drop.
-struct Server {
+pub struct Server {
     child: Child,
-    addr: String,
+    pub addr: String,
+    /// The page's session token (`GET /session`), sent with each post.
+    pub token: String,
 }
 
 impl Server {
-    fn start(db: &Path, recordings: &Path, listen: &str) -> Self {
+    pub fn start(db: &Path, recordings: &Path, listen: &str) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_mbag"))
             .args(["rate", "serve", "--db"])
             .arg(db)
@@ -93,7 +95,16 @@ impl Server {
                     .map(|rest| rest.split('/').next().unwrap().to_owned())
             })
             .expect("mbag rate serve prints its address");
-        Self { child, addr }
+        let mut server = Self {
+            child,
+            addr,
+            token: String::new(),
+        };
+        let (status, body) = server.request("GET", "/session", &[], "");
+        assert_eq!(status, 200, "{body}");
+        let session: Value = serde_json::from_str(&body).unwrap();
+        server.token = session["token"].as_str().unwrap().to_owned();
+        server
     }
 
     fn kill(mut self) -> String {
@@ -103,7 +114,7 @@ impl Server {
     }
 
     /// One HTTP request; the status code and the body.
-    fn request(&self, method: &str, path: &str, headers: &[&str], body: &str) -> (u16, String) {
+    pub fn request(&self, method: &str, path: &str, headers: &[&str], body: &str) -> (u16, String) {
         let mut stream = TcpStream::connect(&self.addr).unwrap();
         stream
             .set_read_timeout(Some(Duration::from_secs(20)))
@@ -125,11 +136,12 @@ impl Server {
         (status, body)
     }
 
-    fn post_json(&self, path: &str, value: &Value) -> (u16, String) {
+    pub fn post_json(&self, path: &str, value: &Value) -> (u16, String) {
+        let token = format!("x-mbag-token: {}", self.token);
         self.request(
             "POST",
             path,
-            &["content-type: application/json"],
+            &["content-type: application/json", &token],
             &value.to_string(),
         )
     }
@@ -161,7 +173,7 @@ fn answer(page: &mut Cdp, choices: &[(&str, &str)], justification: &str) {
 }
 
 /// The answers table as SQLite holds it.
-fn stored(db: &Path) -> Vec<(i64, String, String, String, String, f64)> {
+pub fn stored(db: &Path) -> Vec<(i64, String, String, String, String, f64)> {
     let conn = rusqlite::Connection::open(db).unwrap();
     let mut stmt = conn
         .prepare(
@@ -319,17 +331,26 @@ fn the_rating_server_checks_every_answer_itself() {
     assert!(stored(&db).is_empty());
     // Not JSON, or from another site's page: refused.
     let plain = form("y".repeat(120)).to_string();
+    let token = format!("x-mbag-token: {}", server.token);
     assert_eq!(
         server
-            .request("POST", "/answer", &["content-type: text/plain"], &plain)
+            .request(
+                "POST",
+                "/answer",
+                &["content-type: text/plain", &token],
+                &plain
+            )
             .0,
         415
     );
     let foreign = [
         "content-type: application/json",
         "origin: http://example.com",
+        &token,
     ];
     assert_eq!(server.request("POST", "/answer", &foreign, &plain).0, 403);
+    let tokenless = ["content-type: application/json"];
+    assert_eq!(server.request("POST", "/answer", &tokenless, &plain).0, 403);
     // Stored once, however often it is sent; a changed answer is refused.
     let (status, body) = server.post_json("/answer", &form("y".repeat(120)));
     assert_eq!(status, 200, "{body}");
@@ -388,7 +409,21 @@ fn the_leaderboard_ranks_a_strong_agent_above_a_weak_one() {
         })
         .collect();
     let comparisons = db.add_comparisons(&pairs, 0.0).unwrap();
-    for (i, (&c, &(left, _))) in comparisons.iter().zip(&pairs).enumerate() {
+    let left_of: std::collections::HashMap<i64, i64> = comparisons
+        .iter()
+        .zip(&pairs)
+        .map(|(&c, &(left, _))| (c, left))
+        .collect();
+    for i in 0..pairs.len() {
+        // Answers are taken only for pairs the rater was shown; shown 1,000 s
+        // apart, past the claim, each rater gets the oldest pair left.
+        let rater = format!("rater{}", i % 3);
+        let now = i as f64 * 1000.0;
+        let shown = db
+            .next_for(&Rater::new(&rater).unwrap(), now)
+            .unwrap()
+            .expect("a pair left");
+        let (c, left) = (shown.comparison, left_of[&shown.comparison]);
         let strong_won = i % 5 != 4;
         let overall = match (strong_won, left == strong) {
             (true, true) | (false, false) => Verdict::Left,
@@ -396,7 +431,7 @@ fn the_leaderboard_ranks_a_strong_agent_above_a_weak_one() {
         };
         let answer = Answer::try_from(AnswerForm {
             comparison: c,
-            rater: format!("rater{}", i % 3),
+            rater,
             overall,
             built_more: Choice::Draw,
             broke_fewer: Choice::NotApplicable,
@@ -405,7 +440,7 @@ fn the_leaderboard_ranks_a_strong_agent_above_a_weak_one() {
             justification: format!("{i}: {}", "the house went up faster ".repeat(5)),
         })
         .unwrap();
-        db.save_answer(&answer, i as f64).unwrap();
+        db.save_answer(&answer, now + 1.0).unwrap();
     }
     drop(db);
     let json_path = dir.path().join("board.json");

@@ -68,12 +68,32 @@ fn serve(dir: &Path, participant: &str) -> Survey {
     Survey { child, addr }
 }
 
-/// One HTTP request; the status code and the body.
+/// One HTTP request; the status code and the body. A POST carries the
+/// page's session token, read first from `GET /session` as the page does.
 fn http(addr: &str, method: &str, path: &str, kind: &str, body: &str) -> (u16, String) {
+    let mut extra = String::new();
+    if method == "POST" {
+        let (status, session) = raw_http(addr, "GET", "/session", "", "");
+        assert_eq!(status, 200, "{session}");
+        let session: Value = serde_json::from_str(&session).unwrap();
+        extra = format!("x-mbag-token: {}\r\n", session["token"].as_str().unwrap());
+    }
+    raw_http(
+        addr,
+        method,
+        path,
+        &format!("{extra}content-type: {kind}\r\n"),
+        body,
+    )
+}
+
+/// One HTTP request with `headers` (each ending in CRLF) besides `Host` and
+/// the length; the status code and the body.
+pub fn raw_http(addr: &str, method: &str, path: &str, headers: &str, body: &str) -> (u16, String) {
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
     write!(
         stream,
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\ncontent-type: {kind}\r\ncontent-length: {}\r\n\r\n{body}",
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{headers}content-length: {}\r\n\r\n{body}",
         body.len()
     )
     .unwrap();

@@ -200,7 +200,7 @@ fn the_viewer_answers_only_what_it_serves() {
             .trim_end_matches('/');
         let mut stream = std::net::TcpStream::connect(addr).unwrap();
         use std::io::{Read, Write};
-        write!(stream, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        write!(stream, "GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
         let mut text = String::new();
         stream.read_to_string(&mut text).unwrap();
         text

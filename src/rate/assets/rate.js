@@ -25,12 +25,29 @@ function setState(state, message) {
   if (message !== undefined) el("message").textContent = message;
 }
 
-async function post(path, value) {
-  const response = await fetch(path, {
+// The server's per-run token, sent with every post (a page of another site
+// cannot read it). A restarted server has a new one: a 403 fetches it again.
+let token = null;
+
+async function sessionToken(fresh) {
+  if (token === null || fresh) {
+    const r = await fetch("/session");
+    token = (await r.json()).token;
+  }
+  return token;
+}
+
+function send(path, value, sessionTokenValue) {
+  return fetch(path, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", "x-mbag-token": sessionTokenValue },
     body: JSON.stringify(value),
   });
+}
+
+async function post(path, value) {
+  let response = await send(path, value, await sessionToken(false));
+  if (response.status === 403) response = await send(path, value, await sessionToken(true));
   let body = {};
   try { body = await response.json(); } catch (e) { body = { error: `${response.status}` }; }
   return { status: response.status, ok: response.ok, body };
