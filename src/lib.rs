@@ -39,6 +39,8 @@ pub mod http;
 pub mod jsonl;
 pub mod mcts;
 pub mod nn;
+/// Text others wrote, made safe to print on a terminal.
+pub mod printable;
 pub mod rate;
 pub mod recording;
 pub mod robustness;

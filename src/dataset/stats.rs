@@ -218,6 +218,16 @@ impl DatasetTable {
     /// The table as aligned plain text (the group column left-aligned).
     pub fn to_text(&self) -> String {
         let (header, rows) = self.rows();
+        // Group names come from the recordings' headers: printed as escapes
+        // where they hold control characters.
+        let rows: Vec<Vec<String>> = rows
+            .into_iter()
+            .map(|row| {
+                row.into_iter()
+                    .map(|c| crate::printable::printable(&c).into_owned())
+                    .collect()
+            })
+            .collect();
         let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
         for row in &rows {
             for (w, c) in widths.iter_mut().zip(row) {

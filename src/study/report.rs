@@ -439,9 +439,14 @@ impl Report {
             .sessions
             .iter()
             .filter_map(|s| {
-                s.comment
-                    .as_ref()
-                    .map(|c| format!("  {} on {}: {c}", s.participant, s.label))
+                s.comment.as_ref().map(|c| {
+                    format!(
+                        "  {} on {}: {}",
+                        s.participant,
+                        s.label,
+                        crate::printable::printable(c)
+                    )
+                })
             })
             .collect();
         if !comments.is_empty() {

@@ -531,3 +531,54 @@ fn an_answer_for_a_pair_never_shown_is_refused() {
     assert_eq!(rows.len(), 1);
     assert!(rows[0].5 >= 0.0, "timed from when it was shown");
 }
+
+/// Stored text printed on a terminal: a survey comment holding terminal
+/// escapes (clear the screen) was printed as is by `study report`.
+#[test]
+fn the_study_report_prints_control_characters_as_escapes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let study = finished_study(tmp.path());
+    let survey = Peer::start(
+        &[
+            "study",
+            "survey",
+            study.to_str().unwrap(),
+            "--participant",
+            "p01",
+        ],
+        " at http://",
+        None,
+    );
+    let (_, _, overview) = get(&survey.addr, "/survey.json");
+    let overview: Value = serde_json::from_str(&overview).unwrap();
+    let session = overview["sessions"][0]["index"].as_u64().unwrap();
+    let scores: serde_json::Map<String, Value> = overview["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["id"].as_str().unwrap().to_owned(), json!(3)))
+        .collect();
+    let (_, _, session_json) = get(&survey.addr, "/session");
+    let token: Value = serde_json::from_str(&session_json).unwrap();
+    let answer =
+        json!({"session": session, "scores": scores, "comment": "fine\u{1b}[2J\nforged line"});
+    let host = format!("Host: {}", survey.addr);
+    let token = format!("x-mbag-token: {}", token["token"].as_str().unwrap());
+    let (status, _, body) = request(
+        &survey.addr,
+        "POST",
+        "/answer",
+        &[&host, "content-type: application/json", &token],
+        &answer.to_string(),
+    );
+    assert_eq!(status, 200, "{body}");
+    let out = Command::new(env!("CARGO_BIN_EXE_mbag"))
+        .args(["study", "report"])
+        .arg(&study)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(!text.contains('\u{1b}'), "{text}");
+    assert!(text.contains("fine\\u{1b}[2J\\nforged line"), "{text}");
+}
