@@ -130,3 +130,69 @@ fn strangers_on_the_listeners_neither_end_nor_steer_the_episode() {
     let verified = verify(&recording, &mut |_, _| {}).unwrap();
     assert!(verified.mismatches.is_empty(), "{:?}", verified.mismatches);
 }
+
+/// Issue 40, finding 9: any program on this machine could end a `play`
+/// episode at step 3 with a forged MissionEnded on the daemon's loopback
+/// mission-control listener. Now only the Minecraft client's own process is
+/// admitted: the stranger (a shell, another process) is refused, logged,
+/// and the episode runs to its last step.
+#[test]
+fn a_forged_mission_ended_from_another_process_is_ignored() {
+    if !std::path::Path::new("/proc/net/tcp").exists() || which("bash").is_none() {
+        eprintln!("SKIPPED: needs Linux's /proc and bash (to play another process)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("forged_end.jsonl");
+    let seats = vec![Seat::Person { emulated_by: None }];
+    let mut s = settings(Mode::Record, config(&[("human", true)]), seats, &out, STEPS);
+    s.lockstep.step_period = Duration::from_millis(150);
+    let sent = Arc::new(Mutex::new(None::<bool>));
+    let sent_report = sent.clone();
+    let hooks = EpisodeHooks {
+        on_emulator: Some(Box::new(move |emulator, _| {
+            let ports = emulator.clients()[0]
+                .agent_ports()
+                .expect("the client runs the mission");
+            tokio::task::spawn_blocking(move || {
+                std::thread::sleep(Duration::from_millis(600));
+                let ended = malmo_bridge::mission_ended::MissionEnded::ended().render();
+                let escaped: String = frame(ended.as_bytes())
+                    .iter()
+                    .map(|b| format!("\\x{b:02x}"))
+                    .collect();
+                let status = std::process::Command::new("bash")
+                    .arg("-c")
+                    .arg(format!(
+                        "exec 3<>/dev/tcp/127.0.0.1/{} && printf '{escaped}' >&3 && sleep 1",
+                        ports.mission_control
+                    ))
+                    .status();
+                *sent_report.lock().unwrap() = Some(status.is_ok());
+            });
+        })),
+        on_start: None,
+    };
+    let episode = run_with(s, hooks);
+    assert_eq!(*sent.lock().unwrap(), Some(true), "the stranger ran");
+    assert!(episode.end.error.is_none(), "{:?}", episode.end.error);
+    let recording = Recording::read(&out).expect("the recording is readable");
+    assert_eq!(
+        recording.steps.len() as u64,
+        STEPS,
+        "the forged end stopped it"
+    );
+    assert_eq!(
+        recording.footer.as_ref().expect("a footer").end.reason,
+        EndReason::Truncated,
+        "ended at max_steps, not by the forged MissionEnded"
+    );
+}
+
+fn which(program: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join(program))
+            .find(|p| p.is_file())
+    })
+}

@@ -220,12 +220,28 @@ async fn serve(
                 continue;
             }
         };
-        let admitted = stream
-            .local_addr()
-            .is_ok_and(|local| peers.admits(peer.ip(), local.ip()));
-        if !admitted {
+        let Ok(local) = stream.local_addr() else {
+            continue;
+        };
+        if !peers.admits(peer.ip(), local.ip()) {
             refuse(peer, "not a Minecraft client of this mission");
             continue;
+        }
+        if peers.checks_process(peer, local) {
+            let owners = peers.owners().cloned();
+            let owned = tokio::task::spawn_blocking(move || {
+                owners.and_then(|owners| owners.own(peer, local))
+            })
+            .await
+            .ok()
+            .flatten();
+            if owned == Some(false) {
+                refuse(
+                    peer,
+                    "another program on this machine, not the Minecraft client's process",
+                );
+                continue;
+            }
         }
         let Ok(slot) = slots.clone().try_acquire_owned() else {
             refuse(peer, "too many open connections");

@@ -297,6 +297,12 @@ pub struct AgentMission {
     /// is broken (an error, as before); on any other connection it is a
     /// stranger's, dropped by the listener.
     mod_data: HashSet<(Channel, ConnectionId)>,
+    /// The mission-control connection that delivered the MissionInit echo:
+    /// the mod keeps that one connection for the whole mission, so only it
+    /// may end the mission.
+    echo_connection: Option<ConnectionId>,
+    /// Connections whose foreign MissionEnded was logged (once each).
+    foreign_ends: HashSet<ConnectionId>,
 }
 
 /// A frame from an admitted peer.
@@ -370,6 +376,8 @@ pub async fn start_role_at(
         early: VecDeque::new(),
         mod_control: HashSet::new(),
         mod_data: HashSet::new(),
+        echo_connection: None,
+        foreign_ends: HashSet::new(),
     })
 }
 
@@ -436,6 +444,7 @@ impl AgentMission {
                             port: echo.connection.client_commands_port,
                         };
                         self.spoke_the_protocol(&frame);
+                        self.echo_connection = Some(frame.connection);
                         self.echo = Some(echo);
                         self.connect_commands(&endpoint).await?;
                         self.state = MissionState::Running;
@@ -562,6 +571,18 @@ impl AgentMission {
                 return Ok(MissionEvent::Ping);
             }
             if text.contains("<MissionEnded") {
+                if let Some(echoed) = self.echo_connection
+                    && echoed != frame.connection
+                {
+                    if self.foreign_ends.insert(frame.connection) {
+                        log::warn!(
+                            "role {}: ignored a MissionEnded on mission-control connection {:?}, not the mod's ({echoed:?})",
+                            self.role,
+                            frame.connection
+                        );
+                    }
+                    continue;
+                }
                 self.state = MissionState::Ended;
                 self.commands = None;
                 let ended = parse_mission_ended(&text)?;

@@ -11,12 +11,15 @@
 //!
 //! The listeners the mod connects to bind the agent address a mission is
 //! started with (loopback for clients on this machine) and admit only the
-//! clients' addresses ([`PeerFilter`]).
+//! clients' addresses ([`PeerFilter`]) and, on this machine, only the clients'
+//! own processes ([`Owners`]), so that another program here can neither steer
+//! nor end an episode.
 
 mod client;
 mod error;
 mod listeners;
 mod mission;
+mod owner;
 mod peers;
 mod probe;
 mod start;
@@ -29,6 +32,7 @@ pub use mission::{
     Timeouts, find_server, find_server_patiently, hand_over_mission_init, reserve_clients,
     start_role, start_role_at,
 };
+pub use owner::Owners;
 pub use peers::PeerFilter;
 pub use probe::{Availability, Liveness, ProbeReport, probe, query_mod_version};
 pub use start::{begin_all, start_mission};
