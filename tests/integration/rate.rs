@@ -490,3 +490,48 @@ fn the_leaderboard_ranks_a_strong_agent_above_a_weak_one() {
     assert!(at("az:strong.json") < at("heuristic:random"), "{table}");
     assert!(table.contains("mu-3sigma"), "{table}");
 }
+
+/// The README's rating flow: two assistants evaluated on the same seeds with
+/// `--record`, then `rate pairs` over both folders, pairs each goal's two
+/// episodes.
+#[test]
+fn evaluated_episodes_of_two_assistants_make_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let recordings = dir.path().join("rate");
+    for (name, assistant) in [("alone", "none"), ("oracle", "oracle")] {
+        mbag(&[
+            "evaluate",
+            "--human",
+            "heuristic:lowest_block",
+            "--assistant",
+            assistant,
+            "--goals",
+            "held_out",
+            "--episodes",
+            "3",
+            "--horizon",
+            "40",
+            "--seed",
+            "7",
+            "--record",
+            recordings.join(name).to_str().unwrap(),
+        ]);
+    }
+    let db = dir.path().join("ratings.sqlite");
+    let out = mbag(&[
+        "rate",
+        "pairs",
+        "--recordings",
+        recordings.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+        "--count",
+        "6",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("added 3 comparisons"), "{text}");
+    assert!(
+        text.contains("none vs oracle") || text.contains("oracle vs none"),
+        "{text}"
+    );
+}
