@@ -582,3 +582,57 @@ fn the_study_report_prints_control_characters_as_escapes() {
     assert!(!text.contains('\u{1b}'), "{text}");
     assert!(text.contains("fine\\u{1b}[2J\\nforged line"), "{text}");
 }
+
+/// A page of another site (another loopback port) posting a rating in every
+/// way a page can: a plain-text `fetch` in no-cors mode, a JSON `fetch`
+/// (which needs a preflight the server never grants), and an HTML form.
+/// Nothing is stored, though the rater was shown the pair.
+#[test]
+fn another_site_cannot_post_a_rating() {
+    let Some(path) = chromium() else {
+        eprintln!("SKIPPED: no Chromium on the PATH (scripts/setup installs it)");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let (recordings, db) = rated_folder(tmp.path(), 2);
+    let rate = RateServer::start(&db, &recordings, "127.0.0.1:0");
+    let (_, next) = rate.post_json("/next", &json!({ "rater": "r1" }));
+    let c = serde_json::from_str::<Value>(&next).unwrap()["comparison"]
+        .as_i64()
+        .unwrap();
+    let answer = form(
+        c,
+        "r1",
+        &"a forged reason that is long enough to pass the length check ".repeat(2),
+    )
+    .to_string();
+    let target = format!("http://{}/answer", rate.addr);
+    let page = format!(
+        r#"<!doctype html><body>
+<form id="f" method="POST" action="{target}" enctype="text/plain" target="sink">
+<input name='{{"x":"' value='"}}'></form><iframe name="sink"></iframe>
+<script>
+window.result = "pending";
+const body = {answer};
+(async () => {{
+  const tries = [];
+  try {{ await fetch("{target}", {{ method: "POST", mode: "no-cors", headers: {{ "content-type": "text/plain" }}, body: JSON.stringify(body) }}); tries.push("no-cors sent"); }} catch (e) {{ tries.push("no-cors failed"); }}
+  try {{ await fetch("{target}", {{ method: "POST", headers: {{ "content-type": "application/json" }}, body: JSON.stringify(body) }}); tries.push("json read"); }} catch (e) {{ tries.push("json refused"); }}
+  document.getElementById("f").submit();
+  window.result = tries.join(", ");
+}})();
+</script>"#
+    );
+    let port = other_site(page);
+    let browser = Browser::launch(&path);
+    let mut tab = browser.new_page();
+    tab.navigate(&format!("http://127.0.0.1:{port}/"));
+    tab.wait_for("window.result && window.result !== 'pending'");
+    std::thread::sleep(Duration::from_secs(2));
+    let tries = tab.eval("window.result");
+    assert!(tries.as_str().unwrap().contains("json refused"), "{tries}");
+    assert!(
+        stored(&db).is_empty(),
+        "another site stored a rating ({tries})"
+    );
+}

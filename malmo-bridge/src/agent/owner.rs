@@ -40,9 +40,10 @@ impl Owners {
     }
 
     /// Whether the connection from `peer` to `local` (both on this machine)
-    /// belongs to one of the owners: `Some(false)` for another process, or
-    /// when the connection is no longer in the table (its peer left), `None`
-    /// when `/proc` cannot tell.
+    /// belongs to one of the owners: `Some(false)` when another process holds
+    /// its other end, `None` when that cannot be told (`/proc` unreadable, or
+    /// the peer already closed its end: a client that writes one message and
+    /// closes does so).
     pub fn own(&self, peer: SocketAddr, local: SocketAddr) -> Option<bool> {
         imp::own(&self.pids, peer, local)
     }
@@ -121,14 +122,14 @@ mod imp {
 
     pub fn own(pids: &[u32], peer: SocketAddr, local: SocketAddr) -> Option<bool> {
         let sockets = sockets()?;
-        // The peer's end: its local address is the peer, its remote ours.
-        let Some(inode) = sockets
+        // The peer's end: its local address is the peer, its remote ours. A
+        // connection already closed on its side has no entry, or one with no
+        // inode (TIME_WAIT): nobody holds it any more, so nobody can be named.
+        let inode = sockets
             .iter()
             .find(|s| same(s.local_address, peer) && same(s.remote_address, local))
             .map(|s| s.inode)
-        else {
-            return Some(false);
-        };
+            .filter(|&inode| inode != 0)?;
         for &pid in pids {
             let Ok(process) = Process::new(pid as i32) else {
                 continue;
@@ -137,7 +138,13 @@ mod imp {
                 return Some(true);
             }
         }
-        Some(false)
+        // Not an owner's: refused only when another process is seen holding
+        // it (an owner that wrote and closed at once holds it no longer).
+        let held_elsewhere = procfs::process::all_processes()
+            .ok()?
+            .filter_map(Result::ok)
+            .any(|process| socket_inodes(&process).contains(&inode));
+        held_elsewhere.then_some(false)
     }
 }
 
@@ -171,12 +178,13 @@ mod tests {
         let local = listener.local_addr().unwrap();
         assert_eq!(client.local_addr().unwrap(), peer);
         assert_eq!(owners.own(peer, local), Some(true));
-        // The same connection, said to be another process's.
-        assert_eq!(Owners::of([1]).own(peer, local), Some(false));
+        // The same connection, said to be another process's: held by this
+        // one, it is refused.
+        assert_eq!(Owners::of([u32::MAX]).own(peer, local), Some(false));
         // A connection that is not (or no longer) in the table.
         drop(client);
         let gone: SocketAddr = "127.0.0.1:1".parse().unwrap();
-        assert_eq!(owners.own(gone, local), Some(false));
+        assert_eq!(owners.own(gone, local), None);
     }
 
     #[test]
