@@ -268,6 +268,30 @@ mod tests {
         assert!(Limits::for_this_process().max_connections >= 1);
     }
 
+    /// A server answering "hi" at `/`, with room for one connection and
+    /// `head_timeout`: its address, its stop signal and its task.
+    async fn hello(
+        head_timeout: Duration,
+    ) -> (
+        std::net::SocketAddr,
+        watch::Sender<bool>,
+        tokio::task::JoinHandle<()>,
+    ) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = watch::channel(false);
+        let app = Router::new().route("/", get(|| async { "hi" }));
+        let limits = Limits {
+            max_connections: 1,
+            head_timeout,
+        };
+        (
+            addr,
+            stop,
+            tokio::spawn(serve("test", listener, app, limits, stopped)),
+        )
+    }
+
     /// With room for one connection, a second waits (it is not refused) and
     /// is served once the first ends; `stop` ends the loop.
     #[test]
@@ -278,15 +302,7 @@ mod tests {
             .build()
             .unwrap();
         runtime.block_on(async {
-            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let addr = listener.local_addr().unwrap();
-            let (stop, stopped) = watch::channel(false);
-            let app = Router::new().route("/", get(|| async { "hi" }));
-            let limits = Limits {
-                max_connections: 1,
-                head_timeout: Duration::from_secs(5),
-            };
-            let serving = tokio::spawn(serve("test", listener, app, limits, stopped));
+            let (addr, stop, serving) = hello(Duration::from_secs(5)).await;
             // The first sends half a head and holds the only slot.
             let mut first = TcpStream::connect(addr).await.unwrap();
             first.write_all(b"GET / HTTP/1.1\r\n").await.unwrap();
@@ -324,15 +340,7 @@ mod tests {
             .build()
             .unwrap();
         runtime.block_on(async {
-            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let addr = listener.local_addr().unwrap();
-            let (_stop, stopped) = watch::channel(false);
-            let app = Router::new().route("/", get(|| async { "hi" }));
-            let limits = Limits {
-                max_connections: 1,
-                head_timeout: Duration::from_millis(200),
-            };
-            tokio::spawn(serve("test", listener, app, limits, stopped));
+            let (addr, _stop, _serving) = hello(Duration::from_millis(200)).await;
             let mut slow = TcpStream::connect(addr).await.unwrap();
             slow.write_all(b"GET / HT").await.unwrap();
             let mut rest = Vec::new();

@@ -86,6 +86,16 @@ impl Peer {
         Self::start(&["view", SAMPLE], "viewing at http://", None)
     }
 
+    /// `mbag study survey` of participant p01 of `study`.
+    fn survey(study: &Path) -> Self {
+        let study = study.to_str().unwrap();
+        Self::start(
+            &["study", "survey", study, "--participant", "p01"],
+            " at http://",
+            None,
+        )
+    }
+
     /// The server's open file handles.
     fn handles(&self) -> usize {
         std::fs::read_dir(format!("/proc/{}/fd", self.child.id()))
@@ -312,17 +322,7 @@ fn finished_study(dir: &Path) -> PathBuf {
 fn the_survey_cannot_be_framed_or_answered_by_a_link() {
     let tmp = tempfile::tempdir().unwrap();
     let study = finished_study(tmp.path());
-    let survey = Peer::start(
-        &[
-            "study",
-            "survey",
-            study.to_str().unwrap(),
-            "--participant",
-            "p01",
-        ],
-        " at http://",
-        None,
-    );
+    let survey = Peer::survey(&study);
     let (status, head, overview) = get(&survey.addr, "/survey.json");
     assert_eq!(status, 200, "{overview}");
     assert!(head.contains("x-frame-options: deny"), "{head}");
@@ -378,17 +378,7 @@ fn a_rebound_name_is_refused_by_every_server() {
     let rate = RateServer::start(&db, &recordings, "127.0.0.1:0");
     let view = Peer::view();
     let study = finished_study(tmp.path());
-    let survey = Peer::start(
-        &[
-            "study",
-            "survey",
-            study.to_str().unwrap(),
-            "--participant",
-            "p01",
-        ],
-        " at http://",
-        None,
-    );
+    let survey = Peer::survey(&study);
     for (addr, path) in [
         (&rate.addr, "/"),
         (&view.addr, "/scene.json"),
@@ -538,17 +528,7 @@ fn an_answer_for_a_pair_never_shown_is_refused() {
 fn the_study_report_prints_control_characters_as_escapes() {
     let tmp = tempfile::tempdir().unwrap();
     let study = finished_study(tmp.path());
-    let survey = Peer::start(
-        &[
-            "study",
-            "survey",
-            study.to_str().unwrap(),
-            "--participant",
-            "p01",
-        ],
-        " at http://",
-        None,
-    );
+    let survey = Peer::survey(&study);
     let (_, _, overview) = get(&survey.addr, "/survey.json");
     let overview: Value = serde_json::from_str(&overview).unwrap();
     let session = overview["sessions"][0]["index"].as_u64().unwrap();
