@@ -7,6 +7,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 
 use crate::cli::numeric::{EPISODES, count};
+use crate::printable::printable;
 use crate::rate::db::{self, Db};
 use crate::rate::leaderboard::{self, Leaderboard};
 use crate::rate::serve::{self, ServeSettings};
@@ -132,14 +133,15 @@ fn run_pairs(args: PairsArgs) -> anyhow::Result<u8> {
             .map_or("?", |e| e.info.path.as_str())
     };
     for (id, p) in ids.iter().zip(&picks) {
+        // Agents and paths come from the recordings' headers and names.
         println!(
             "comparison {id}: {} vs {} on goal {} (expected variance drop {:.2}): {} | {}",
-            p.left_agent,
-            p.right_agent,
+            printable(&p.left_agent),
+            printable(&p.right_agent),
             p.goal,
             p.expected_gain,
-            path_of(p.left),
-            path_of(p.right)
+            printable(path_of(p.left)),
+            printable(path_of(p.right))
         );
     }
     let pending = db.comparisons()?.iter().filter(|c| c.answers == 0).count();

@@ -16,6 +16,7 @@ use skillratings::trueskill::{TrueSkillConfig, TrueSkillRating, get_rank, truesk
 
 use super::answer::{Choice, Factor, Verdict};
 use super::db::StoredAnswer;
+use crate::printable::printable;
 
 /// The format tag of `mbag rate leaderboard --json`.
 pub const FORMAT: &str = "mbag-rate-leaderboard/1";
@@ -153,7 +154,7 @@ impl Leaderboard {
         let width = self
             .players
             .iter()
-            .map(|p| p.agent.chars().count())
+            .map(|p| printable(&p.agent).chars().count())
             .max()
             .unwrap_or(5)
             .max(5);
@@ -167,7 +168,7 @@ impl Leaderboard {
             out.push_str(&format!(
                 "{:>4}  {:<width$}  {:>7.2}  {:>6.2}  {:>9.2}  {:>5}  {}-{}-{}\n",
                 p.rank,
-                p.agent,
+                printable(&p.agent),
                 p.mu,
                 p.sigma,
                 tidy(p.conservative),
