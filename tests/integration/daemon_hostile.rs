@@ -133,9 +133,10 @@ fn strangers_on_the_listeners_neither_end_nor_steer_the_episode() {
 
 /// Issue 40, finding 9: any program on this machine could end a `play`
 /// episode at step 3 with a forged MissionEnded on the daemon's loopback
-/// mission-control listener. Now only the Minecraft client's own process is
-/// admitted: the stranger (a shell, another process) is refused, logged,
-/// and the episode runs to its last step.
+/// mission-control listener. Now a mission ends only by a MissionEnded on the
+/// connection that delivered the MissionInit echo (the mod keeps that one
+/// connection for the mission): the stranger's (a shell, another process)
+/// is ignored, logged once, and the episode runs to its last step.
 #[test]
 fn a_forged_mission_ended_from_another_process_is_ignored() {
     if !std::path::Path::new("/proc/net/tcp").exists() || which("bash").is_none() {

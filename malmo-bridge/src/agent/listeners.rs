@@ -11,7 +11,6 @@
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use tokio::io::AsyncReadExt;
@@ -202,7 +201,6 @@ async fn serve(
     let mut readers = JoinSet::new();
     let mut accepted = 0u64;
     let mut refused = 0u64;
-    let strangers = Arc::new(AtomicU64::new(0));
     let mut refuse = |peer: SocketAddr, why: &str| {
         refused += 1;
         if refused <= LOGGED_REFUSALS || refused.is_multiple_of(1000) {
@@ -222,10 +220,10 @@ async fn serve(
                 continue;
             }
         };
-        let Ok(local) = stream.local_addr() else {
-            continue;
-        };
-        if !peers.admits(peer.ip(), local.ip()) {
+        let admitted = stream
+            .local_addr()
+            .is_ok_and(|local| peers.admits(peer.ip(), local.ip()));
+        if !admitted {
             refuse(peer, "not a Minecraft client of this mission");
             continue;
         }
@@ -238,33 +236,7 @@ async fn serve(
         let connection = ConnectionId(accepted);
         log::debug!("{}: connection {accepted} from {peer}", channel.name());
         let sender = tx.clone();
-        // Which process holds the peer's end is read from /proc on the
-        // connection's own task (it takes a moment on a busy machine), so
-        // that the mod's other connections are accepted meanwhile; its frames
-        // wait in the socket until then.
-        let check = peers
-            .checks_process(peer, local)
-            .then(|| peers.owners().cloned())
-            .flatten();
-        let strangers = strangers.clone();
         readers.spawn(async move {
-            if let Some(owners) = check {
-                let owned = tokio::task::spawn_blocking(move || owners.own(peer, local))
-                    .await
-                    .ok()
-                    .flatten();
-                if owned == Some(false) {
-                    let n = strangers.fetch_add(1, Ordering::Relaxed) + 1;
-                    if n <= LOGGED_REFUSALS || n.is_multiple_of(1000) {
-                        log::warn!(
-                            "{}: refused a connection from {peer}: another program on this machine, not the Minecraft client's process ({n} refused so far)",
-                            channel.name()
-                        );
-                    }
-                    drop(slot);
-                    return;
-                }
-            }
             read_frames(stream, channel, connection, peer, sender).await;
             drop(slot);
         });

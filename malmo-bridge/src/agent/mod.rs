@@ -11,15 +11,16 @@
 //!
 //! The listeners the mod connects to bind the agent address a mission is
 //! started with (loopback for clients on this machine) and admit only the
-//! clients' addresses ([`PeerFilter`]) and, on this machine, only the clients'
-//! own processes ([`Owners`]), so that another program here can neither steer
-//! nor end an episode.
+//! clients' addresses ([`PeerFilter`]). A mission ends only by a MissionEnded
+//! on the mission-control connection that delivered the MissionInit echo (the
+//! mod keeps that one connection for the whole mission), so that another
+//! program on this machine cannot end an episode by connecting to the
+//! listener.
 
 mod client;
 mod error;
 mod listeners;
 mod mission;
-mod owner;
 mod peers;
 mod probe;
 mod start;
@@ -32,7 +33,6 @@ pub use mission::{
     Timeouts, find_server, find_server_patiently, hand_over_mission_init, reserve_clients,
     start_role, start_role_at,
 };
-pub use owner::Owners;
 pub use peers::PeerFilter;
 pub use probe::{Availability, Liveness, ProbeReport, probe, query_mod_version};
 pub use start::{begin_all, start_mission};

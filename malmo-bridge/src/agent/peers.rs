@@ -3,10 +3,9 @@
 //! listeners could feed the daemon observations, and so steer what is recorded
 //! as a person's actions.
 
-use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::net::{IpAddr, UdpSocket};
 
 use super::client::ClientAddr;
-use super::owner::Owners;
 
 /// The peer addresses admitted to a mission's listeners.
 ///
@@ -16,15 +15,10 @@ use super::owner::Owners;
 /// machine: a local Minecraft reaching a non-loopback agent address, or a
 /// client named by a LAN address reaching loopback, shows up that way. Another
 /// loopback address (127.0.0.2 for a client at 127.0.0.1) is a different peer.
-///
-/// A peer on this machine must also be a client's own process where that
-/// can be told ([`Owners`]): the processes listening on the local clients'
-/// control ports.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PeerFilter {
     clients: Vec<IpAddr>,
     local_client: bool,
-    owners: Option<Owners>,
 }
 
 impl PeerFilter {
@@ -37,65 +31,21 @@ impl PeerFilter {
         Self {
             clients,
             local_client,
-            owners: None,
         }
-    }
-
-    /// Peers on this machine must also belong to one of `owners`.
-    pub fn with_owners(mut self, owners: Option<Owners>) -> Self {
-        self.owners = owners;
-        self
-    }
-
-    /// The processes a peer on this machine must belong to, when known.
-    pub fn owners(&self) -> Option<&Owners> {
-        self.owners.as_ref()
     }
 
     /// A filter for `clients`, resolving their host names. A host that does not
     /// resolve is left out with a warning: no connection can come from it, and
     /// handing it the MissionInit fails with its own error.
-    ///
-    /// The clients on this machine are also looked up by process (the ones
-    /// listening on their control ports); when some cannot be found, peers
-    /// are filtered by address alone, and that is logged.
     pub async fn resolve(clients: &[ClientAddr]) -> Self {
         let mut ips = Vec::new();
-        let mut local_ports = Vec::new();
         for client in clients {
             match tokio::net::lookup_host((client.host.as_str(), client.control_port)).await {
-                Ok(found) => {
-                    let found: Vec<IpAddr> = found.map(|a| a.ip()).collect();
-                    if found.iter().any(|&ip| is_this_machine(ip)) {
-                        local_ports.push(client.control_port);
-                    }
-                    ips.extend(found);
-                }
+                Ok(found) => ips.extend(found.map(|a| a.ip())),
                 Err(e) => log::warn!("cannot resolve the Minecraft client {client}: {e}"),
             }
         }
-        let filter = Self::new(ips);
-        if local_ports.is_empty() {
-            return filter;
-        }
-        let owners = tokio::task::spawn_blocking(move || Owners::listening_on(&local_ports))
-            .await
-            .ok()
-            .flatten();
-        match &owners {
-            Some(o) => log::debug!("the local Minecraft clients are processes {:?}", o.pids()),
-            None => log::info!(
-                "cannot tell which process runs the local Minecraft client: its connections are admitted by address alone"
-            ),
-        }
-        filter.with_owners(owners)
-    }
-
-    /// Whether a peer that [`PeerFilter::admits`] by address must also be
-    /// checked by process: it is on this machine and the owners are known.
-    pub fn checks_process(&self, peer: SocketAddr, local: SocketAddr) -> bool {
-        let peer_ip = peer.ip().to_canonical();
-        self.owners.is_some() && (peer_ip.is_loopback() || peer_ip == local.ip().to_canonical())
+        Self::new(ips)
     }
 
     /// The admitted client IPs, sorted.
