@@ -26,8 +26,20 @@ pub use guard::{Framing, Guard};
 pub use serve::{Limits, serve};
 pub use token::SessionToken;
 
-use axum::http::StatusCode;
+use axum::http::header::CONTENT_TYPE;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+
+/// Whether a request says its body is JSON (`content-type:
+/// application/json`, any case, parameters allowed): the only posts the
+/// rating and survey servers take, since a page of another site cannot send
+/// that type without a preflight they never grant.
+pub fn sent_as_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|t| t.to_str().ok())
+        .is_some_and(|t| t.to_ascii_lowercase().starts_with("application/json"))
+}
 
 /// A JSON error reply, `{"error": message}`, with `status`: what every
 /// server answers when it refuses. The message is the caller's; it must not

@@ -139,11 +139,7 @@ async fn session(State(server): State<Arc<Server>>) -> Response {
 
 /// Why a post's body is not taken, if it is not: it must be JSON.
 fn refuse_body(headers: &HeaderMap) -> Option<Response> {
-    let json = headers
-        .get(CONTENT_TYPE)
-        .and_then(|t| t.to_str().ok())
-        .is_some_and(|t| t.to_ascii_lowercase().starts_with("application/json"));
-    (!json).then(|| {
+    (!crate::http::sent_as_json(headers)).then(|| {
         json_error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "send the answer as application/json",

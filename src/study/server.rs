@@ -157,11 +157,7 @@ async fn overview(State(app): State<App>) -> Response {
 }
 
 async fn answer(State(app): State<App>, headers: HeaderMap, body: Bytes) -> Response {
-    let json = headers
-        .get(CONTENT_TYPE)
-        .and_then(|t| t.to_str().ok())
-        .is_some_and(|t| t.to_ascii_lowercase().starts_with("application/json"));
-    if !json {
+    if !crate::http::sent_as_json(&headers) {
         return json_error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "answers are posted as application/json",

@@ -472,12 +472,9 @@ fn form(c: i64, rater: &str, justification: &str) -> Value {
     })
 }
 
-/// Finding 7: a justification with a NUL passed the length check, failed
-/// SQLite's, and came back as a 500 naming the database's path; the page
-/// retried it forever. Now it is a 400 saying what to fix, and no error
-/// shows a path.
-#[test]
-fn control_characters_are_refused_with_a_reason_and_no_path() {
+/// A rating server over two pairs, the first shown to rater `r1` (`POST
+/// /next`): the folder, the database, the server and the comparison.
+fn shown_to_r1() -> (tempfile::TempDir, PathBuf, RateServer, i64) {
     let tmp = tempfile::tempdir().unwrap();
     let (recordings, db) = rated_folder(tmp.path(), 2);
     let rate = RateServer::start(&db, &recordings, "127.0.0.1:0");
@@ -485,6 +482,16 @@ fn control_characters_are_refused_with_a_reason_and_no_path() {
     let c = serde_json::from_str::<Value>(&next).unwrap()["comparison"]
         .as_i64()
         .unwrap();
+    (tmp, db, rate, c)
+}
+
+/// Finding 7: a justification with a NUL passed the length check, failed
+/// SQLite's, and came back as a 500 naming the database's path; the page
+/// retried it forever. Now it is a 400 saying what to fix, and no error
+/// shows a path.
+#[test]
+fn control_characters_are_refused_with_a_reason_and_no_path() {
+    let (tmp, db, rate, c) = shown_to_r1();
     let text = format!(
         "{}\0{}",
         "the left one built faster ".repeat(3),
@@ -503,13 +510,7 @@ fn control_characters_are_refused_with_a_reason_and_no_path() {
 /// gave that rater is answered.
 #[test]
 fn an_answer_for_a_pair_never_shown_is_refused() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (recordings, db) = rated_folder(tmp.path(), 2);
-    let rate = RateServer::start(&db, &recordings, "127.0.0.1:0");
-    let (_, next) = rate.post_json("/next", &json!({ "rater": "r1" }));
-    let c = serde_json::from_str::<Value>(&next).unwrap()["comparison"]
-        .as_i64()
-        .unwrap();
+    let (_tmp, db, rate, c) = shown_to_r1();
     let why = "the left one built the walls faster and broke nothing of mine ".repeat(2);
     let (status, body) = rate.post_json("/answer", &form(c, "r2", &why));
     assert_eq!(status, 409, "{body}");
@@ -573,13 +574,7 @@ fn another_site_cannot_post_a_rating() {
         eprintln!("SKIPPED: no Chromium on the PATH (scripts/setup installs it)");
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let (recordings, db) = rated_folder(tmp.path(), 2);
-    let rate = RateServer::start(&db, &recordings, "127.0.0.1:0");
-    let (_, next) = rate.post_json("/next", &json!({ "rater": "r1" }));
-    let c = serde_json::from_str::<Value>(&next).unwrap()["comparison"]
-        .as_i64()
-        .unwrap();
+    let (_tmp, db, rate, c) = shown_to_r1();
     let answer = form(
         c,
         "r1",
